@@ -1,0 +1,1 @@
+"""rospy_control.adapter (see docs/architecture.md)."""

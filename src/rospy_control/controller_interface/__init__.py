@@ -1,0 +1,1 @@
+"""rospy_control.controller_interface (see docs/architecture.md)."""

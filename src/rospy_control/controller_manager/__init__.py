@@ -1,0 +1,1 @@
+"""rospy_control.controller_manager (see docs/architecture.md)."""

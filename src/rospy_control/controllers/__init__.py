@@ -1,0 +1,1 @@
+"""rospy_control.controllers (see docs/architecture.md)."""

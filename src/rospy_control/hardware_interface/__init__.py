@@ -1,0 +1,1 @@
+"""rospy_control.hardware_interface (see docs/architecture.md)."""

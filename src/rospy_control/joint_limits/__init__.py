@@ -1,0 +1,1 @@
+"""rospy_control.joint_limits (see docs/architecture.md)."""

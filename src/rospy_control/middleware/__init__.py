@@ -1,0 +1,1 @@
+"""rospy_control.middleware (see docs/architecture.md)."""

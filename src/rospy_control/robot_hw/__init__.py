@@ -1,0 +1,1 @@
+"""rospy_control.robot_hw (see docs/architecture.md)."""

@@ -1,0 +1,1 @@
+"""rospy_control.trajectory (see docs/architecture.md)."""

@@ -1,0 +1,1 @@
+"""rospy_control.transmission_interface (see docs/architecture.md)."""

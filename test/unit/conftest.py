@@ -1,0 +1,49 @@
+"""Shared fixtures of the ROS-free unit suite.
+
+* ``virtual_channel``: a unique python-can ``virtual`` channel name per test.
+* autouse leak check (python-can's own test suite does the same): a test that leaves a virtual
+  channel open or a non-daemon thread running fails, because in the driver either would mean a bus
+  or a read/write thread that outlives its shutdown.
+"""
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+
+import pytest
+
+_counter = itertools.count()
+
+
+@pytest.fixture
+def virtual_channel(request) -> str:
+    """A virtual CAN channel name no other test uses."""
+    return f"test_{request.node.name}_{next(_counter)}"
+
+
+def _open_virtual_channels():
+    try:
+        from can.interfaces import virtual
+    except ImportError:  # pragma: no cover - python-can is a hard dependency
+        return set()
+    return {name for name, queues in virtual.channels.items() if queues}
+
+
+@pytest.fixture(autouse=True)
+def _no_leaks():
+    channels_before = _open_virtual_channels()
+    threads_before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + 2.0
+    while True:
+        leaked_channels = _open_virtual_channels() - channels_before
+        leaked_threads = [
+            t for t in threading.enumerate()
+            if t not in threads_before and t.is_alive() and not t.daemon
+        ]
+        if not (leaked_channels or leaked_threads) or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    assert not leaked_channels, f"test left virtual CAN channels open: {sorted(leaked_channels)}"
+    assert not leaked_threads, f"test left threads running: {[t.name for t in leaked_threads]}"
