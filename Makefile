@@ -1,0 +1,53 @@
+# rospy_control: the two commands of the README.
+#   make run   -- install what is missing, build the catkin workspace, launch the simulated robot
+#   make test  -- same set-up, then every test (pytest unit suite + rostests)
+# Other targets: deps, build, unit, rostest, lint, bench, clean.
+#
+# The catkin workspace lives in .ws/ (ignored by git): .ws/src links this repository and, only where
+# the system lacks them, the message packages carried in ros_deps/.
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+# Debian's (and Ubuntu Noetic's) ROS runs on /usr/bin/python3; put it first so that nodes started by
+# roslaunch (#!/usr/bin/env python3) get that interpreter, not a pyenv/venv one.
+export PATH := /usr/bin:/bin:/usr/sbin:/sbin:$(PATH)
+export PYTHONDONTWRITEBYTECODE := 1
+
+PY := /usr/bin/python3
+WS := $(CURDIR)/.ws
+ENV := $(CURDIR)/tools/env.sh
+
+.PHONY: all deps build unit rostest test lint run bench clean
+
+all: build
+
+deps:
+	@$(CURDIR)/tools/bootstrap.sh
+
+build: deps
+	@$(CURDIR)/tools/build_ws.sh
+
+unit: build
+	@source $(ENV) && $(PY) -m pytest test/unit
+
+rostest: build
+	@source $(ENV) && $(CURDIR)/tools/run_rostests.sh
+
+test: build
+	@$(CURDIR)/tools/run_tests.sh
+
+lint: deps
+	@$(CURDIR)/tools/lint.sh
+
+bench: build
+	@source $(ENV) && for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b; done
+
+run: build
+	@if [ ! -x scripts/driver_node ] || [ ! -f launch/bringup.launch ]; then \
+	  echo "make run: the workspace is built, but the driver node (scripts/driver_node) or" \
+	       "launch/bringup.launch does not exist yet, so there is nothing to launch." >&2; \
+	  exit 2; \
+	fi
+	@source $(ENV) && roslaunch rospy_control bringup.launch $(ARGS)
+
+clean:
+	rm -rf $(WS)

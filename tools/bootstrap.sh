@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Install what rospy_control needs and is missing; fast (one dpkg query) when nothing is.
+#
+# Debian bookworm: ROS 1 Noetic's core comes as Debian packages, installed with apt-get.
+# Ubuntu 20.04 with /opt/ros/noetic: ROS comes from packages.ros.org; run rosdep yourself
+#   (see README), this script only checks python-can and the lint tools.
+# Python packages not available (or too old) from the distribution go into .ws/venv, a virtual
+# environment that sees the system packages, so the system Python is never modified.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ws="$root/.ws"
+py=/usr/bin/python3
+
+debian_packages=(
+  catkin python3-catkin-pkg ros-core-dev ros-message-generation ros-message-runtime
+  python3-genpy python3-genmsg python3-rospy python3-roslaunch python3-rostest librostest-dev python3-rosunit
+  python3-rosservice python3-rostopic python3-rosparam python3-rosnode python3-actionlib
+  ros-actionlib-msgs python3-actionlib-msgs ros-std-msgs python3-std-msgs ros-geometry-msgs
+  python3-geometry-msgs ros-sensor-msgs python3-sensor-msgs ros-trajectory-msgs
+  python3-trajectory-msgs ros-diagnostic-msgs python3-diagnostic-msgs python3-diagnostic-updater
+  ros-robot-state-publisher python3-can python3-lxml python3-numpy python3-yaml python3-pytest
+  python3-venv flake8
+)
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "bootstrap: need root to run: $*" >&2; exit 1; fi
+}
+
+if [ -f /opt/ros/noetic/setup.bash ]; then
+  echo "bootstrap: found /opt/ros/noetic (Ubuntu Noetic); system packages come from rosdep:"
+  echo "           rosdep install --from-paths . --ignore-src -y"
+else
+  missing=()
+  status="$(dpkg-query -W -f='${Package} ${db:Status-Status}\n' "${debian_packages[@]}" 2>/dev/null || true)"
+  for p in "${debian_packages[@]}"; do
+    grep -qx "$p installed" <<<"$status" || missing+=("$p")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    echo "bootstrap: installing ${#missing[@]} Debian package(s): ${missing[*]}"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+fi
+
+# Python-side tools and fallbacks, in .ws/venv (sees system site-packages).
+mkdir -p "$ws"
+if [ ! -x "$ws/venv/bin/python" ]; then
+  "$py" -m venv --system-site-packages "$ws/venv"
+fi
+want=()
+"$ws/venv/bin/python" - <<'PYEOF' || want+=("python-can>=4.0,<4.6")
+import sys
+import can
+major = int(can.__version__.split(".")[0])
+sys.exit(0 if major >= 4 else 1)
+PYEOF
+[ -x "$ws/venv/bin/vermin" ] || want+=("vermin")
+if [ "${#want[@]}" -gt 0 ]; then
+  echo "bootstrap: installing from PyPI into .ws/venv: ${want[*]}"
+  "$ws/venv/bin/python" -m pip install -q --disable-pip-version-check "${want[@]}"
+fi

@@ -1,0 +1,12 @@
+# Source me: the environment every rospy_control command runs in (workspace, interpreter, venv).
+_rc_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+export PATH="/usr/bin:/bin:/usr/sbin:/sbin:$PATH"
+if [ -f /opt/ros/noetic/setup.bash ]; then source /opt/ros/noetic/setup.bash; fi
+# shellcheck disable=SC1091
+source "$_rc_root/.ws/devel/setup.bash"
+# Packages installed into the venv (e.g. a newer python-can) take precedence for every
+# /usr/bin/python3 process, including the nodes that roslaunch starts.
+_rc_site="$(ls -d "$_rc_root"/.ws/venv/lib/python3*/site-packages 2>/dev/null | head -n 1)"
+if [ -n "$_rc_site" ]; then export PYTHONPATH="$PYTHONPATH:$_rc_site"; fi
+export ROS_HOME="${ROS_HOME:-$_rc_root/.ws/ros_home}"
+unset _rc_site

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Static checks run by CI: Python 3.8 compatibility of everything users run (Ubuntu 20.04 Noetic
+# has Python 3.8) and flake8 over the code and tests.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+mapfile -t scripts < <(grep -l -E '^#!.*python' scripts/* 2>/dev/null || true)
+echo "== vermin --target=3.8- (src/ scripts/)"
+.ws/venv/bin/vermin --target=3.8- --no-tips --violations --eval-annotations -q src "${scripts[@]}"
+echo "   ok: no construct newer than Python 3.8"
+echo "== flake8 (src/ scripts/ test/ bench/ tools/)"
+/usr/bin/python3 -m flake8 src test bench "${scripts[@]}"
+echo "   ok"
