@@ -16,9 +16,9 @@ for f in "${files[@]}"; do
   name="$(basename "$f" .test)"
   log=".ws/test_logs/rostest-$name.log"
   echo "== rostest $name"
-  timeout --signal=INT --kill-after=20 600 rostest --text rospy_control "$(basename "$f")" >"$log" 2>&1
+  timeout --signal=INT --kill-after=20 600 rostest rospy_control "$(basename "$f")" >"$log" 2>&1
   rc=$?
-  summary="$(sed -n '/^SUMMARY/,$p' "$log")"
+  summary="$(sed -e 's/\x1b\[[0-9;]*m//g' "$log" | sed -n '/^SUMMARY/,$p')"
   tests="$(grep -oP '^ \* TESTS: \K[0-9]+' <<<"$summary" | tail -n1)"; tests="${tests:-0}"
   errors="$(grep -oP '^ \* ERRORS: \K[0-9]+' <<<"$summary" | tail -n1)"; errors="${errors:-0}"
   failures="$(grep -oP '^ \* FAILURES: \K[0-9]+' <<<"$summary" | tail -n1)"; failures="${failures:-0}"
