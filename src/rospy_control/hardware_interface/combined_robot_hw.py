@@ -1,0 +1,248 @@
+"""``CombinedRobotHW``: several RobotHWs seen as one (``combined_robot_hw/combined_robot_hw.h``).
+
+Build it from RobotHW objects::
+
+    hw = CombinedRobotHW([arm_hw, leg_hw])
+
+or from parameters shaped like ros_control's ``robot_hardware`` namespace::
+
+    robot_hw_nh params:
+        robot_hardware: [arm, legs]
+        arm:  {type: my_pkg/ArmHW, ...}       # type: lookup name in ROBOT_HW or "module:Class"
+        legs: {type: "my_pkg.legs:LegsHW", ...}
+
+``CombinedRobotHW.from_params(params)`` (a plain dict) or ``CombinedRobotHW().init(root_nh,
+robot_hw_nh)`` (a node handle) loads each entry, constructs it without arguments and calls its
+``init(root_nh, <robot_hw_nh>/<name>)``; any failure fails the whole load.
+
+``read``/``write`` run every part in order; interfaces are merged through ``get()``.
+``prepare_switch`` / ``do_switch`` / ``switch_result`` are forwarded to each part with the controller
+lists filtered to the interfaces and resources that part owns; controllers that claim nothing are
+passed to every part.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence
+
+from rospy_control.exceptions import ConfigError, HardwareInterfaceError
+from rospy_control.hardware_interface.robot_hw import ControllerInfo, InterfaceResources, RobotHW, SwitchState
+from rospy_control.log import get_logger
+from rospy_control.plugins import Registry
+
+logger = get_logger(__name__)
+
+__all__ = ["CombinedRobotHW", "ROBOT_HW", "ParamNodeHandle", "filter_controller_list"]
+
+#: Registry of RobotHW types for ``robot_hardware/<name>/type`` (open to third parties:
+#: ``ROBOT_HW.register("my_pkg/MyHW", "my_pkg.hw:MyHW")``).
+ROBOT_HW = Registry("robot hardware type", RobotHW)
+
+_RAISE = object()
+
+
+class ParamNodeHandle:
+    """Minimal read-only node handle over a nested dict (used by :meth:`CombinedRobotHW.from_params`).
+
+    Offers ``namespace``, ``child(name)``, ``resolve_name(name)``, ``has_param(key)`` and
+    ``get_param(key, default)`` with ``/``-separated keys relative to the namespace.
+    """
+
+    def __init__(self, params: Dict[str, Any], namespace: str = "/") -> None:
+        self._params = params
+        self.namespace = namespace
+
+    def resolve_name(self, name: str) -> str:
+        return self.namespace.rstrip("/") + "/" + name
+
+    def child(self, name: str) -> "ParamNodeHandle":
+        sub = self.get_param(name, {})
+        if not isinstance(sub, dict):
+            sub = {}
+        return ParamNodeHandle(sub, self.resolve_name(name))
+
+    def _lookup(self, key: str):
+        node: Any = self._params
+        for part in [p for p in key.split("/") if p]:
+            if not isinstance(node, dict) or part not in node:
+                raise KeyError(key)
+            node = node[part]
+        return node
+
+    def has_param(self, key: str) -> bool:
+        try:
+            self._lookup(key)
+        except KeyError:
+            return False
+        return True
+
+    def get_param(self, key: str, default: Any = _RAISE) -> Any:
+        try:
+            return self._lookup(key)
+        except KeyError:
+            if default is _RAISE:
+                raise KeyError(f"parameter '{self.resolve_name(key)}' is not set") from None
+            return default
+
+
+def _owns(robot_hw: RobotHW, claimed: InterfaceResources) -> InterfaceResources:
+    if claimed.hardware_interface not in robot_hw.get_names():
+        return InterfaceResources(claimed.hardware_interface, set())
+    owned = set(robot_hw.get_interface_resources(claimed.hardware_interface))
+    return InterfaceResources(claimed.hardware_interface, set(claimed.resources) & owned)
+
+
+def filter_controller_list(infos: Sequence[ControllerInfo], robot_hw: RobotHW) -> List[ControllerInfo]:
+    """The controllers of ``infos`` restricted to what ``robot_hw`` owns.
+
+    Each controller keeps only the (interface, resources) entries that ``robot_hw`` exposes; a
+    controller left with nothing is dropped.  Controllers that claim no resource at all (e.g. a joint
+    state controller) are passed through unchanged.
+    """
+    out: List[ControllerInfo] = []
+    for info in infos:
+        if not info.all_resources():
+            out.append(info)
+            continue
+        kept = [r for r in (_owns(robot_hw, c) for c in info.claimed_resources) if r.resources]
+        if kept:
+            out.append(ControllerInfo(info.name, info.type, kept))
+    return out
+
+
+class CombinedRobotHW(RobotHW):
+    """Merge several RobotHWs.
+
+    :param robot_hws: parts, in read/write order.
+    :param registry: where ``type`` strings are resolved by :meth:`init` (default :data:`ROBOT_HW`).
+    """
+
+    def __init__(self, robot_hws: Optional[Sequence[RobotHW]] = None, registry: Optional[Registry] = None):
+        super().__init__()
+        self._registry = registry if registry is not None else ROBOT_HW
+        self._robot_hws: List[RobotHW] = []
+        self._names: List[str] = []
+        for index, hw in enumerate(robot_hws or ()):
+            self.add_robot_hw(hw, f"robot_hw_{index}")
+
+    def add_robot_hw(self, robot_hw: RobotHW, name: str = "") -> None:
+        """Append a part (already initialised)."""
+        if not isinstance(robot_hw, RobotHW):
+            raise HardwareInterfaceError(f"CombinedRobotHW part {name!r} is not a RobotHW: {robot_hw!r}")
+        self._robot_hws.append(robot_hw)
+        self._names.append(name or f"robot_hw_{len(self._robot_hws) - 1}")
+        self.register_interface_manager(robot_hw)
+
+    @property
+    def robot_hws(self) -> List[RobotHW]:
+        return list(self._robot_hws)
+
+    @property
+    def robot_hw_names(self) -> List[str]:
+        return list(self._names)
+
+    # ------------------------------------------------------------------ loading
+    @classmethod
+    def from_params(cls, params: Dict[str, Any], root_nh=None, registry: Optional[Registry] = None,
+                    namespace: str = "/") -> "CombinedRobotHW":
+        """Build from a dict holding ``robot_hardware`` and one ``<name>: {type: ...}`` per name.
+
+        :raises ConfigError: missing/ill-typed ``robot_hardware`` or ``type``, unknown type
+            (:class:`~rospy_control.exceptions.PluginError`), or a part whose ``init`` fails.
+        """
+        combined = cls(registry=registry)
+        combined.load(root_nh, ParamNodeHandle(params, namespace))
+        return combined
+
+    def init(self, root_nh, robot_hw_nh) -> bool:
+        """Load the parts listed in ``robot_hardware``; False (with an error log) on any failure."""
+        try:
+            self.load(root_nh, robot_hw_nh)
+        except ConfigError as err:
+            logger.error("%s", err)
+            return False
+        return True
+
+    def load(self, root_nh, robot_hw_nh) -> None:
+        """Like :meth:`init` but raising :class:`ConfigError` with the reason."""
+        where = robot_hw_nh.resolve_name("robot_hardware")
+        if not robot_hw_nh.has_param("robot_hardware"):
+            raise ConfigError("parameter is not set (expected a list of RobotHW names)", source=where)
+        names = robot_hw_nh.get_param("robot_hardware")
+        if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) and n for n in names):
+            raise ConfigError(f"expected a list of RobotHW names, got {names!r}", source=where)
+        for name in names:
+            type_key = f"{name}/type"
+            type_where = robot_hw_nh.resolve_name(type_key)
+            if not robot_hw_nh.has_param(type_key):
+                raise ConfigError(
+                    f"the type of robot hardware '{name}' is not specified "
+                    f"(set '{type_where}', e.g. to a registered name or 'module:Class')",
+                    source=type_where,
+                )
+            type_name = robot_hw_nh.get_param(type_key)
+            hw_cls = self._registry.resolve(str(type_name), where=type_where)
+            hw = hw_cls()
+            try:
+                ok = hw.init(root_nh, robot_hw_nh.child(name))
+            except Exception as err:  # noqa: BLE001 - a plugin's init may raise anything
+                raise ConfigError(f"robot hardware '{name}' ({type_name}) failed to initialise: {err}",
+                                  source=type_where) from err
+            if not ok:
+                raise ConfigError(f"robot hardware '{name}' ({type_name}) failed to initialise",
+                                  source=type_where)
+            self.add_robot_hw(hw, name)
+
+    # ------------------------------------------------------------------ cyclic
+    def read(self, time: float, period: float) -> None:
+        for hw in self._robot_hws:
+            hw.read(time, period)
+
+    def write(self, time: float, period: float) -> None:
+        for hw in self._robot_hws:
+            hw.write(time, period)
+
+    # ------------------------------------------------------------------ switching
+    def check_for_conflict(self, info: Sequence[ControllerInfo]) -> bool:
+        """Default rule over all controllers, then each part's own rule on its filtered list."""
+        if super().check_for_conflict(info):
+            return True
+        for hw in self._robot_hws:
+            if type(hw).check_for_conflict is RobotHW.check_for_conflict:
+                continue  # the default rule on a subset cannot find more than on the whole list
+            if hw.check_for_conflict(filter_controller_list(info, hw)):
+                return True
+        return False
+
+    def prepare_switch(self, start_list: Sequence[ControllerInfo],
+                       stop_list: Sequence[ControllerInfo]) -> bool:
+        for name, hw in zip(self._names, self._robot_hws):
+            starts = filter_controller_list(start_list, hw)
+            stops = filter_controller_list(stop_list, hw)
+            if not hw.prepare_switch(starts, stops):
+                logger.error("Robot hardware '%s' refused the controller switch.", name)
+                return False
+        return True
+
+    def do_switch(self, start_list: Sequence[ControllerInfo], stop_list: Sequence[ControllerInfo]) -> None:
+        for hw in self._robot_hws:
+            hw.do_switch(filter_controller_list(start_list, hw), filter_controller_list(stop_list, hw))
+
+    def switch_result(self, info: Optional[ControllerInfo] = None) -> SwitchState:
+        """ERROR if any part reports ERROR, else ONGOING if any is ONGOING, else DONE.
+
+        With ``info``, only the parts that own some of the controller's resources are asked (all of
+        them for a controller that claims nothing).
+        """
+        results = []
+        for hw in self._robot_hws:
+            if info is None:
+                results.append(hw.switch_result())
+            else:
+                filtered = filter_controller_list([info], hw)
+                if filtered:
+                    results.append(hw.switch_result(filtered[0]))
+        if SwitchState.ERROR in results:
+            return SwitchState.ERROR
+        if SwitchState.ONGOING in results:
+            return SwitchState.ONGOING
+        return SwitchState.DONE
