@@ -60,7 +60,9 @@ class _MotionData:
     :ivar command: command of the single-value command interfaces (position, velocity or effort,
         whichever interface the handle was registered in).
     :ivar command_position, command_velocity, command_acceleration: commands of the
-        PosVel / PosVelAcc interfaces.
+        PosVel / PosVelAcc interfaces; ``command_position`` / ``command_velocity`` /
+        ``command_effort`` are also where the transmission interface loader keeps a joint's separate
+        position, velocity and effort commands (ros_control's ``RawJointData``).
     """
 
     __slots__ = (
@@ -73,6 +75,7 @@ class _MotionData:
         "command_position",
         "command_velocity",
         "command_acceleration",
+        "command_effort",
     )
 
     def __init__(
@@ -86,6 +89,7 @@ class _MotionData:
         command_position: float = 0.0,
         command_velocity: float = 0.0,
         command_acceleration: float = 0.0,
+        command_effort: float = 0.0,
     ) -> None:
         self.position = position
         self.velocity = velocity
@@ -96,6 +100,7 @@ class _MotionData:
         self.command_position = command_position
         self.command_velocity = command_velocity
         self.command_acceleration = command_acceleration
+        self.command_effort = command_effort
 
     @classmethod
     def nan(cls, absolute_position: bool = False, torque_sensor: bool = False):
@@ -104,7 +109,7 @@ class _MotionData:
             _NAN, _NAN, _NAN,
             _NAN if absolute_position else None,
             _NAN if torque_sensor else None,
-            _NAN, _NAN, _NAN, _NAN,
+            _NAN, _NAN, _NAN, _NAN, _NAN,
         )
 
     def __repr__(self) -> str:

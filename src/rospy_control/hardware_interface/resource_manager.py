@@ -74,6 +74,7 @@ class ResourceManager(HardwareInterface):
     def __init__(self) -> None:
         super().__init__()
         self._handles: Dict[str, object] = {}
+        self._missing_hints: Dict[str, str] = {}
 
     def register_handle(self, handle) -> None:
         """Add ``handle`` under ``handle.get_name()``; an existing handle of that name is replaced
@@ -103,12 +104,20 @@ class ResourceManager(HardwareInterface):
         try:
             handle = self._handles[name]
         except (KeyError, TypeError):
+            hint = self._missing_hints.get(name) if isinstance(name, str) else None
             raise HardwareInterfaceError(
-                f"Could not find resource '{name}' in '{self.TYPE_NAME}'"
+                f"Could not find resource '{name}' in '{self.TYPE_NAME}'" + (f". {hint}" if hint else "")
             ) from None
         if self.CLAIMS:
             self.claim(name)
         return handle
+
+    def explain_missing(self, name: str, hint: str) -> None:
+        """Append ``hint`` to the error :meth:`get_handle` raises for ``name`` while it is absent.
+
+        Used to point at the cause, e.g. the URDF transmission of that joint was skipped.
+        """
+        self._missing_hints[name] = hint
 
     def has_handle(self, name: str) -> bool:
         return name in self._handles
@@ -125,6 +134,7 @@ class ResourceManager(HardwareInterface):
         """A new interface of this class holding the handles of all ``interfaces`` (later ones win)."""
         combined = cls()
         for iface in interfaces:
+            combined._missing_hints.update(iface._missing_hints)
             for handle in iface.get_handles():
                 combined.register_handle(handle)
         return combined

@@ -171,3 +171,17 @@ def test_derived_interface_does_not_share_parent_type_name():
 
     assert MyPosition.TYPE_NAME != PositionJointInterface.TYPE_NAME
     assert MyPosition.CLAIMS is True
+
+
+def test_missing_resource_hint_is_appended_to_the_lookup_error():
+    iface = PositionJointInterface()
+    iface.explain_missing("bh_j32_joint", "Its URDF transmission 'bh_j32_transmission' was skipped")
+    with pytest.raises(HardwareInterfaceError) as err:
+        iface.get_handle("bh_j32_joint")
+    assert str(err.value) == (
+        "Could not find resource 'bh_j32_joint' in 'hardware_interface::PositionJointInterface'. "
+        "Its URDF transmission 'bh_j32_transmission' was skipped"
+    )
+    combined = PositionJointInterface.combine([iface])
+    with pytest.raises(HardwareInterfaceError, match="was skipped"):
+        combined.get_handle("bh_j32_joint")
