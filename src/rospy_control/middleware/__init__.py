@@ -1,1 +1,77 @@
-"""rospy_control.middleware (see docs/architecture.md)."""
+"""rospy_control.middleware -- the ROS-free hardware layer (see docs/architecture.md).
+
+It owns the CAN buses, speaks the motors' wire protocol (MIT mode) and our sensor protocol, runs one
+read/write thread per channel and hands upper layers a consistent snapshot of every unit's state
+each cycle while sending the latest commands.  The same code runs against real adapters (any
+python-can interface) or against a simulated firmware on python-can's ``virtual`` interface, chosen
+in the hardware XML (``docs/hardware_xml.md``).
+
+API for robot_hw
+----------------
+Build, start, stop::
+
+    from rospy_control.middleware import Middleware, ControlMode
+    mw = Middleware.from_xml("config/arm_hardware.xml")   # path or XML text; ConfigError on any problem
+    # simulate=True/False overrides the <simulation> elements; Middleware.instance(src) = shared one
+    mw.start()                  # opens buses (CommunicationError naming interface+channel), enables motors
+    ...
+    mw.shutdown()               # idempotent; exit-motor-mode to every motor, buses closed
+    with Middleware.from_xml(src) as mw: ...                       # same, as a context manager
+
+Units (configuration objects; look-ups raise HardwareError listing the known names)::
+
+    mw.units()                      # leaf units in file order
+    mw.unit(name)                   # unit or group (UnitGroup: children(), leaves(), find(name))
+    mw.motor(name) -> Motor         # .joint (optional URDF joint), .limits, .direction, .zero_offset
+    mw.motors(), mw.groups(), mw.units_of_type(ImuSensor | "rospy_control/ImuSensor")
+
+Cyclic path (cheap, non-blocking, callable at 1 kHz from the control thread)::
+
+    snap = mw.snapshot()            # Snapshot: snap[name] -> MotorState / ImuState / ContactState /
+                                    # ForceTorqueState / EncoderState (immutable, one cycle per channel)
+    s = snap["elbow_motor"]         # s.position, s.velocity, s.effort, s.temperature, s.error_code,
+                                    # s.enabled, s.mode, s.requested_mode, s.fault, s.fault_reason, s.stamp
+    m = mw.motor("elbow_motor")
+    m.set_command(ControlMode.POSITION, 0.3)   # also VELOCITY (rad/s), EFFORT (N·m), NONE (limp)
+    m.set_position(p, velocity_ff, effort_ff)
+    m.set_mit_command(p, v, kp, kd, effort)    # ControlMode.MIT
+    m.request_mode(ControlMode.VELOCITY)       # switch with a safe hold value (position: hold current)
+    m.mode_confirmed(ControlMode.VELOCITY)     # True once the first reply after a frame in that mode
+                                               # arrived: RobotHW switch ONGOING -> DONE
+    mw.set_command(name, mode, value); mw.request_mode(name, mode); mw.mode_confirmed(name, mode)
+
+Faults: a unit without replies for ``fault_timeout`` (or reporting an error flag / over-temperature)
+goes to FAULT (``state.fault``, ``state.fault_reason``); a faulted motor gets one exit-motor-mode frame
+and no commands.  Only ``mw.reset_fault(name=None)`` clears it (motors re-enable in ControlMode.NONE).
+``mw.faults()`` -> ``{name: reason}``.  ``mw.check()`` re-raises errors recorded on channel threads.
+
+Diagnostics: ``mw.statistics()`` -> ``{"channels": {name: {cycles, late_cycles, overruns, frames_sent,
+frames_received, unknown_frames, bad_frames, bus_errors, tx_errors, rx_errors, reply_timeouts: {unit:
+n}, bus_load_estimate, rate, bitrate, ...}}, "faults": {...}, ...}``; ``mw.bus_load()``.
+
+Simulation (tests): ``mw.simulator_of("elbow_motor").set_fault("elbow_motor", "silent")`` -- see
+:mod:`.simulation` for the joint model and the fault switches.
+
+Modules
+-------
+``protocols.mit`` (MIT codec: ``pack_command``, ``unpack_reply``, ...), ``protocols.sensors`` (our
+sensor frames), ``config`` (XML -> plain data), ``units``, ``channel`` (CanChannel + thread),
+``simulation``, ``middleware``, ``hw_check`` (the ``scripts/hw_check`` tool).  New unit types:
+subclass :class:`~.units.CanUnit`, implement ``from_info`` and the channel contract, and either
+register it in ``UNIT_TYPES`` or name it ``module:Class`` in the XML.
+"""
+from __future__ import annotations
+
+from rospy_control.middleware.channel import CanChannel
+from rospy_control.middleware.middleware import CHANNEL_TYPES, UNIT_TYPES, Middleware, Snapshot
+from rospy_control.middleware.simulation import SimulatedFirmware
+from rospy_control.middleware.units import (
+    CanUnit, ContactSensor, ContactState, ControlMode, Encoder, EncoderState, ForceTorqueSensor,
+    ForceTorqueState, HardwareUnit, ImuSensor, ImuState, Motor, MotorState, UnitGroup,
+)
+
+__all__ = [
+    "Middleware", "Snapshot", "UNIT_TYPES", "CHANNEL_TYPES", "CanChannel", "SimulatedFirmware",
+    "ControlMode", "HardwareUnit", "CanUnit", "UnitGroup", "Motor", "Encoder", "ImuSensor", "ContactSensor",
+    "ForceTorqueSensor", "MotorState", "EncoderState", "ImuState", "ContactState", "ForceTorqueState",
+]

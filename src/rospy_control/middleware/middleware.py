@@ -1,0 +1,330 @@
+"""The :class:`Middleware`: units + channels (+ simulators) built from the hardware XML.
+
+Phase 2 of the configuration (phase 1 is :mod:`.config`): every ``type`` is resolved through
+:data:`UNIT_TYPES` / :data:`CHANNEL_TYPES` (``rospy_control/Motor`` or ``module:Class``), every class
+reads and validates its own attributes, CAN ids are checked per bus and every simulation element is
+validated -- all before anything is opened, so a bad file never starts half-configured.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Dict, Iterator, List, Optional, Union
+
+from rospy_control.exceptions import HardwareError
+from rospy_control.log import get_logger
+from rospy_control.middleware.channel import CanChannel
+from rospy_control.middleware.config import HardwareInfo, parse_hardware_xml
+from rospy_control.middleware.simulation import SimulatedFirmware, SimulationSettings
+from rospy_control.middleware.units import (
+    CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, HardwareUnit, ImuSensor, Motor, UnitGroup,
+)
+from rospy_control.plugins import Registry
+
+__all__ = ["Middleware", "Snapshot", "UNIT_TYPES", "CHANNEL_TYPES"]
+
+logger = get_logger(__name__)
+
+#: Hardware unit types usable in ``<unit type="...">`` / ``<group type="...">``.
+UNIT_TYPES = Registry("hardware unit type", HardwareUnit)
+for _cls in (Motor, Encoder, ImuSensor, ContactSensor, ForceTorqueSensor, UnitGroup):
+    UNIT_TYPES.register(_cls.TYPE_NAME, _cls)
+#: Channel types usable in ``<channel type="...">``.
+CHANNEL_TYPES = Registry("channel type", CanChannel)
+CHANNEL_TYPES.register(CanChannel.TYPE_NAME, CanChannel)
+
+
+class Snapshot:
+    """States of all units, each channel's from one complete cycle.
+
+    Mapping-like: ``snap["elbow_motor"].position``, ``snap.get(name)``, ``for name in snap``.
+    ``stamp`` is the ``time.perf_counter()`` of the newest cycle included.
+    """
+
+    __slots__ = ("stamp", "states")
+
+    def __init__(self, stamp: float, states: Dict[str, object]) -> None:
+        self.stamp = stamp
+        self.states = states
+
+    def __getitem__(self, name: str):
+        return self.states[name]
+
+    def get(self, name: str, default=None):
+        return self.states.get(name, default)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.states)
+
+    def __len__(self) -> int:
+        return len(self.states)
+
+    def items(self):
+        return self.states.items()
+
+    def faults(self) -> Dict[str, str]:
+        """``{unit name: fault reason}`` of every unit in FAULT."""
+        return {n: s.fault_reason for n, s in self.states.items() if s.fault}
+
+
+class Middleware:
+    """Hardware units and CAN channels of one robot; see the package docstring for the API.
+
+    Plain construction (``Middleware(info)`` or :meth:`from_xml`) for tests; :meth:`instance`
+    for the one shared per process.
+
+    :param info: parsed hardware description.
+    :param simulate: ``None`` = as each channel's ``<simulation>`` says, ``True`` = simulate every
+        channel, ``False`` = use the real interfaces.
+    """
+
+    _instance: Optional["Middleware"] = None
+    _instance_lock = threading.Lock()
+
+    def __init__(self, info: HardwareInfo, simulate: Optional[bool] = None) -> None:
+        self.name = info.name
+        self.source = info.source
+        self.channels: Dict[str, CanChannel] = {}
+        self._units: Dict[str, HardwareUnit] = {}
+        self._leaves: List[HardwareUnit] = []
+        self._simulators: Dict[str, SimulatedFirmware] = {}
+        self._settings: Dict[str, SimulationSettings] = {}
+        self._started = False
+        self._closed = False
+        rate = None
+        if "rate" in info.element.attributes:
+            from rospy_control.middleware.config import AttributeReader, positive, to_float
+            rate = AttributeReader(info.element).get("rate", to_float, check=positive,
+                                                     expected="a positive rate in Hz")
+        for ci in info.channels:
+            where = f"{ci.element.source}:{ci.element.line}: {ci.element.describe()}"
+            cls = CHANNEL_TYPES.resolve(ci.type, where=where)
+            self.channels[ci.name] = cls.from_info(ci, rate=rate)
+            settings = SimulationSettings.from_element(ci.simulation)
+            if simulate is not None:
+                settings.enabled = simulate
+            self._settings[ci.name] = settings
+        for ui in info.units:
+            el = ui.element
+            where = f"{el.source}:{el.line}: {el.describe()}"
+            cls = UNIT_TYPES.resolve(ui.type, where=where)
+            if ui.members and not issubclass(cls, UnitGroup) or el.tag == "group" and not issubclass(cls, UnitGroup):
+                raise el.error(f"type '{ui.type}' is not a group type (expected a UnitGroup subclass)")
+            unit = cls.from_info(ui)
+            unit.simulation = el.child("simulation")
+            self._units[ui.name] = unit
+            if ui.group is not None:
+                self._units[ui.group].add(unit)
+            if not isinstance(unit, UnitGroup):
+                self._leaves.append(unit)
+            if isinstance(unit, CanUnit):
+                self.channels[ui.channel].add_unit(unit)
+        for name, ch in self.channels.items():
+            # validate every <simulation> now, even when running on hardware
+            sim = SimulatedFirmware(name, ch.units, self._settings[name], ch.master_id)
+            if self._settings[name].enabled:
+                self._simulators[name] = sim
+
+    # -- construction -------------------------------------------------------------------------------
+    @classmethod
+    def from_xml(cls, source: str, simulate: Optional[bool] = None) -> "Middleware":
+        """Build from a file path or XML text.  :raises ConfigError: on any configuration problem."""
+        return cls(parse_hardware_xml(source), simulate=simulate)
+
+    @classmethod
+    def instance(cls, source: Optional[str] = None, simulate: Optional[bool] = None) -> "Middleware":
+        """The process-wide shared middleware, built from ``source`` on first use.
+
+        :raises HardwareError: no instance yet and no ``source`` given.
+        """
+        with cls._instance_lock:
+            if cls._instance is None:
+                if source is None:
+                    raise HardwareError("the shared Middleware is not configured yet: call "
+                                        "Middleware.instance(<hardware xml path or text>) first")
+                cls._instance = cls.from_xml(source, simulate=simulate)
+            return cls._instance
+
+    @classmethod
+    def release_instance(cls) -> None:
+        """Shut down and forget the shared instance (tests, node restart)."""
+        with cls._instance_lock:
+            inst, cls._instance = cls._instance, None
+        if inst is not None:
+            inst.shutdown()
+
+    # -- units --------------------------------------------------------------------------------------
+    def units(self) -> List[HardwareUnit]:
+        """All non-group units in configuration order."""
+        return list(self._leaves)
+
+    def unit(self, name: str) -> HardwareUnit:
+        """The unit or group called ``name``.  :raises HardwareError: unknown name (lists known ones)."""
+        try:
+            return self._units[name]
+        except KeyError:
+            raise HardwareError(f"Could not find unit '{name}' in middleware '{self.name}'; known units: "
+                                f"{', '.join(self._units)}") from None
+
+    def motor(self, name: str) -> Motor:
+        """The :class:`Motor` called ``name``."""
+        u = self.unit(name)
+        if not isinstance(u, Motor):
+            raise HardwareError(f"unit '{name}' is a {type(u).__name__}, not a Motor")
+        return u
+
+    def units_of_type(self, kind: Union[type, str]) -> List[HardwareUnit]:
+        """Units (and groups) that are instances of ``kind`` (a class or a registered type name)."""
+        cls = UNIT_TYPES.resolve(kind) if isinstance(kind, str) else kind
+        return [u for u in self._units.values() if isinstance(u, cls)]
+
+    def motors(self) -> List[Motor]:
+        return [u for u in self._leaves if isinstance(u, Motor)]
+
+    def groups(self) -> List[UnitGroup]:
+        return [u for u in self._units.values() if isinstance(u, UnitGroup)]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._units
+
+    # -- simulation ---------------------------------------------------------------------------------
+    def is_simulated(self, channel: str) -> bool:
+        return channel in self._simulators
+
+    def simulator(self, channel: str) -> SimulatedFirmware:
+        """The simulated firmware on ``channel`` (for fault switches in tests)."""
+        try:
+            return self._simulators[channel]
+        except KeyError:
+            raise HardwareError(f"channel '{channel}' is not simulated") from None
+
+    def simulator_of(self, unit: str) -> SimulatedFirmware:
+        """The simulated firmware answering for ``unit``."""
+        return self.simulator(self.unit(unit).channel_name)
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._started and not self._closed
+
+    def start(self, enable_motors: bool = True, wait: bool = True) -> None:
+        """Open every bus, start the simulators and one read/write thread per channel.
+
+        :param enable_motors: send enter-motor-mode and commands; ``False`` only listens.
+        :param wait: return after every channel completed its first cycle.
+        :raises CommunicationError: a bus cannot be opened (everything opened so far is closed again).
+        """
+        if self._closed:
+            raise HardwareError(f"middleware '{self.name}' was shut down; build a new one")
+        if self._started:
+            return
+        self._started = True
+        try:
+            for name, ch in self.channels.items():
+                load = ch.bus_load()
+                if load > ch.max_bus_load:
+                    logger.warning(
+                        "channel '%s': estimated bus load %.0f %% at %.0f Hz with %d units exceeds %.0f %%; "
+                        "highest rate that fits: %.0f Hz", name, 100 * load, ch.rate, len(ch.units),
+                        100 * ch.max_bus_load, ch.max_rate(ch.max_bus_load))
+                else:
+                    logger.info("channel '%s': estimated bus load %.0f %% at %.0f Hz", name, 100 * load, ch.rate)
+                sim = self._simulators.get(name)
+                if sim is not None:
+                    vch = f"rospy_control.sim.{self.name}.{name}.{id(self):x}"
+                    sim.start(vch)
+                    ch.open(interface="virtual", channel=vch)
+                else:
+                    ch.open()
+            for ch in self.channels.values():
+                ch.start(enable_motors)
+            if wait:
+                for ch in self.channels.values():
+                    ch.wait_first_cycle(1.0)
+        except BaseException:
+            self.shutdown()
+            raise
+        logger.info("middleware '%s' started: %d units on %d channel(s)%s", self.name, len(self._leaves),
+                    len(self.channels), " (simulated)" if self._simulators else "")
+
+    def shutdown(self) -> None:
+        """Stop the threads, send exit-motor-mode to every motor, close buses and simulators.
+
+        Idempotent; safe after a failed or missing :meth:`start`.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        for ch in self.channels.values():
+            try:
+                ch.shutdown()
+            except Exception as err:  # noqa: BLE001 - shut down the rest regardless
+                logger.error("channel '%s': shutdown failed: %s", ch.name, err)
+        for sim in self._simulators.values():
+            sim.stop()
+
+    def __enter__(self) -> "Middleware":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.shutdown()
+
+    def check(self) -> None:
+        """Re-raise the first error recorded by any channel thread (CommunicationError)."""
+        for ch in self.channels.values():
+            ch.check()
+
+    # -- cyclic API ---------------------------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        """States of every unit; each channel's states come from one complete cycle."""
+        chans = list(self.channels.values())
+        if len(chans) == 1:
+            ch = chans[0]
+            return Snapshot(ch.cycle_stamp, ch.states)
+        states: Dict[str, object] = {}
+        stamp = 0.0
+        for ch in chans:
+            states.update(ch.states)
+            if ch.cycle_stamp > stamp:
+                stamp = ch.cycle_stamp
+        return Snapshot(stamp, states)
+
+    def set_command(self, name: str, mode: ControlMode, value: float = 0.0) -> None:
+        """Non-blocking: command motor ``name`` (see :meth:`Motor.set_command`)."""
+        self.motor(name).set_command(mode, value)
+
+    def request_mode(self, name: str, mode: ControlMode) -> None:
+        """Non-blocking mode switch with a safe hold value (see :meth:`Motor.request_mode`)."""
+        self.motor(name).request_mode(mode)
+
+    def mode_confirmed(self, name: str, mode: ControlMode) -> bool:
+        """True once motor ``name`` answered a frame sent in ``mode``."""
+        return self.motor(name).mode_confirmed(mode)
+
+    def reset_fault(self, name: Optional[str] = None) -> None:
+        """Request a fault reset of unit ``name`` (or of every unit); motors are re-enabled and start
+        in ``ControlMode.NONE``."""
+        targets = self._leaves if name is None else [self.unit(name)]
+        for u in targets:
+            if isinstance(u, CanUnit):
+                u.reset_fault()
+
+    def faults(self) -> Dict[str, str]:
+        """``{unit name: reason}`` of units currently in FAULT."""
+        return self.snapshot().faults()
+
+    def bus_load(self) -> Dict[str, float]:
+        """Estimated load (fraction) per channel."""
+        return {n: ch.bus_load() for n, ch in self.channels.items()}
+
+    def statistics(self) -> dict:
+        """Diagnostics: per channel counters (see :meth:`CanChannel.statistics`) and current faults."""
+        return {
+            "name": self.name,
+            "running": self.running,
+            "simulated": sorted(self._simulators),
+            "channels": {n: ch.statistics() for n, ch in self.channels.items()},
+            "faults": self.faults(),
+        }
+
+
