@@ -1,0 +1,256 @@
+"""The control-loop thread: ``read -> controller_manager.update -> write`` at a fixed rate.
+
+This is ros_control's canonical application loop (``controller_manager_tests/src/dummy_app.cpp``
+runs the same three calls) in a dedicated thread:
+
+* **Schedule**: absolute deadlines on the monotonic clock (``deadline += period``), so the average
+  rate does not drift with the time the cycle itself takes; never ``rospy.Rate``, which follows ROS
+  time (it stalls with a frozen ``/clock`` and jumps with a restarted one).
+* **Overruns**: a cycle whose work ends after the next deadline is an overrun.  It is counted and
+  the schedule is re-anchored on "now" (the missed cycles are skipped, not run in a burst, because
+  a burst of position commands is worse for a motor than a late one).
+* **Time**: ``time`` passed to the three calls is the ROS time read from ``now()`` once per cycle
+  (``rospy.get_time`` or ``RosNodeHandle.now`` in the driver; simulated time when enabled);
+  ``period`` is the *measured* monotonic time since the previous cycle started (the first cycle gets
+  the nominal period), which is what the hardware actually experienced even when ROS time is
+  simulated or frozen.
+* **Faults**: an exception from ``read``/``update``/``write`` is logged (throttled, with traceback
+  once) and counted in :attr:`ControlLoopStats.errors`; the loop goes on -- per the architecture,
+  cyclic-path faults are reported, never allowed to kill the loop.  ``write`` is still called after a
+  failing ``update`` so that the hardware keeps getting the last commands.
+* **Stop**: :meth:`ControlLoop.stop` wakes the thread at once (it sleeps on an event), waits for the
+  current cycle to finish and joins; idempotent.  Nothing is called on the hardware or the
+  controller manager after :meth:`stop` returns.
+
+Example (the driver node)::
+
+    loop = ControlLoop(robot_hw, cm, rate=500.0, now=root_nh.now)
+    loop.start()
+    rospy.spin()
+    loop.stop()
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Any, Callable, Dict, Optional
+
+from rospy_control.log import Once, Throttle, get_logger
+
+logger = get_logger(__name__)
+
+__all__ = ["ControlLoop", "ControlLoopStats"]
+
+
+class ControlLoopStats:
+    """Counters of a :class:`ControlLoop` (read them with :meth:`ControlLoop.stats`, a copy).
+
+    :ivar cycles: cycles run.
+    :ivar overruns: cycles whose work ended after the next deadline.
+    :ivar errors: exceptions raised by read/update/write.
+    :ivar last_exec: wall time the last cycle's work took (s).
+    :ivar max_exec: longest cycle work so far (s).
+    :ivar mean_exec: mean cycle work (s).
+    :ivar last_period: the ``period`` passed to the last cycle (s).
+    :ivar last_overrun_time: ROS time of the last overrun (s), 0 if none.
+    """
+
+    __slots__ = ("cycles", "overruns", "errors", "last_exec", "max_exec", "mean_exec", "last_period",
+                 "last_overrun_time")
+
+    def __init__(self) -> None:
+        self.cycles = 0
+        self.overruns = 0
+        self.errors = 0
+        self.last_exec = 0.0
+        self.max_exec = 0.0
+        self.mean_exec = 0.0
+        self.last_period = 0.0
+        self.last_overrun_time = 0.0
+
+    def copy(self) -> "ControlLoopStats":
+        out = ControlLoopStats()
+        for name in self.__slots__:
+            setattr(out, name, getattr(self, name))
+        return out
+
+    def as_dict(self) -> Dict[str, float]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    def __repr__(self) -> str:
+        return "ControlLoopStats(" + ", ".join(f"{k}={v!r}" for k, v in self.as_dict().items()) + ")"
+
+
+class ControlLoop:
+    """Runs ``robot_hw.read(t, dt)``, ``controller_manager.update(t, dt)``, ``robot_hw.write(t, dt)``
+    in a thread at ``rate`` Hz (see the module docstring for the timing rules).
+
+    :param robot_hw: anything with ``read(time, period)`` and ``write(time, period)``.
+    :param controller_manager: anything with ``update(time, period)`` (and
+        ``update(time, period, reset_controllers)`` when :meth:`request_reset` is used), or None to run
+        only read/write.
+    :param rate: loop frequency in Hz (> 0).
+    :param now: ROS time source in float seconds (e.g. ``RosNodeHandle.now``).
+    :param name: thread name (also used in log messages).
+    :param priority: if given, try to run the thread with ``SCHED_FIFO`` at this priority (needs the
+        capability; a failure is logged as a warning and the loop runs at normal priority).
+    :param monotonic: monotonic clock, injectable for tests.
+    :raises ValueError: ``rate`` is not positive.
+    """
+
+    #: Seconds :meth:`stop` waits for the thread by default.
+    JOIN_TIMEOUT = 5.0
+
+    def __init__(self, robot_hw: Any, controller_manager: Optional[Any], rate: float,
+                 now: Callable[[], float], name: str = "control_loop", priority: Optional[int] = None,
+                 monotonic: Callable[[], float] = time.monotonic) -> None:
+        rate = float(rate)
+        if not rate > 0.0:
+            raise ValueError(f"ControlLoop '{name}': rate must be > 0 Hz, got {rate}")
+        self.robot_hw = robot_hw
+        self.controller_manager = controller_manager
+        self.rate = rate
+        self.period = 1.0 / rate
+        self.name = name
+        self.priority = priority
+        self._now = now
+        self._monotonic = monotonic
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._stats = ControlLoopStats()
+        self._stats_lock = threading.Lock()
+        self._reset = False
+        self._throttle = Throttle(5.0)
+        self._once = Once()
+        self._started = threading.Event()
+
+    # -- life cycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the thread (once). :raises RuntimeError: started before."""
+        if self._thread is not None:
+            raise RuntimeError(f"ControlLoop '{self.name}' was already started")
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+        self._thread.start()
+        self._started.wait(1.0)
+        logger.info("Control loop '%s' started at %.1f Hz", self.name, self.rate)
+
+    def stop(self, timeout: Optional[float] = None) -> bool:
+        """Stop the thread after the current cycle and join it; idempotent.
+
+        :returns: True if the thread has ended (or never ran).
+        """
+        self._stop.set()
+        thread = self._thread
+        if thread is None or thread is threading.current_thread():
+            return True
+        thread.join(self.JOIN_TIMEOUT if timeout is None else timeout)
+        if thread.is_alive():
+            logger.error("Control loop '%s' did not stop within %.1f s", self.name,
+                         self.JOIN_TIMEOUT if timeout is None else timeout)
+            return False
+        return True
+
+    def is_running(self) -> bool:
+        """True while the thread runs."""
+        return self._thread is not None and self._thread.is_alive()
+
+    def request_reset(self) -> None:
+        """Make the next cycle call ``update(time, period, True)`` (ros_control's
+        ``reset_controllers``: every running controller gets ``stopping`` then ``starting``, e.g. after
+        the motors were re-enabled)."""
+        self._reset = True
+
+    def stats(self) -> ControlLoopStats:
+        """A consistent copy of the counters."""
+        with self._stats_lock:
+            return self._stats.copy()
+
+    # -- the thread --------------------------------------------------------------------------------
+    def _set_priority(self) -> None:
+        if self.priority is None:
+            return
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(self.priority)))
+        except (AttributeError, OSError, ValueError) as err:
+            logger.warning("Control loop '%s': cannot use SCHED_FIFO priority %s (%s); running at normal "
+                           "priority", self.name, self.priority, err)
+
+    def _run(self) -> None:
+        self._set_priority()
+        self._started.set()
+        mono = self._monotonic
+        period = self.period
+        deadline = mono()
+        last_start: Optional[float] = None
+        while not self._stop.is_set():
+            start = mono()
+            dt = period if last_start is None else start - last_start
+            last_start = start
+            self.cycle(dt)
+            end = mono()
+            deadline += period
+            overrun = end > deadline
+            with self._stats_lock:
+                stats = self._stats
+                exec_time = end - start
+                stats.cycles += 1
+                stats.last_exec = exec_time
+                stats.last_period = dt
+                if exec_time > stats.max_exec:
+                    stats.max_exec = exec_time
+                stats.mean_exec += (exec_time - stats.mean_exec) / stats.cycles
+                if overrun:
+                    stats.overruns += 1
+                    stats.last_overrun_time = self._safe_now()
+            if overrun:
+                if self._throttle.ready("overrun"):
+                    logger.warning("Control loop '%s' overran: cycle took %.2f ms, period %.2f ms "
+                                   "(%d overruns so far)", self.name, (end - start) * 1e3, period * 1e3,
+                                   self._stats.overruns)
+                deadline = end  # re-anchor: skip the missed cycles instead of bursting
+                continue
+            self._stop.wait(deadline - end)
+
+    def _safe_now(self) -> float:
+        try:
+            return float(self._now())
+        except Exception:  # noqa: BLE001 - statistics only
+            return 0.0
+
+    def cycle(self, period: float) -> None:
+        """One ``read -> update -> write`` with the ROS time read now (the thread calls this; tests may
+        call it directly without starting the thread)."""
+        try:
+            t = float(self._now())
+        except Exception as err:  # noqa: BLE001 - the time source failing (ROS shutting down)
+            self._error("now", err)
+            return
+        try:
+            self.robot_hw.read(t, period)
+        except Exception as err:  # noqa: BLE001 - reported, never kills the loop
+            self._error("read", err)
+        cm = self.controller_manager
+        if cm is not None:
+            try:
+                if self._reset:
+                    self._reset = False
+                    cm.update(t, period, True)
+                else:
+                    cm.update(t, period)
+            except Exception as err:  # noqa: BLE001
+                self._error("update", err)
+        try:
+            self.robot_hw.write(t, period)
+        except Exception as err:  # noqa: BLE001
+            self._error("write", err)
+
+    def _error(self, where: str, err: BaseException) -> None:
+        with self._stats_lock:
+            self._stats.errors += 1
+        if self._once.ready((where, type(err))):
+            logger.error("Control loop '%s': %s() raised %s: %s", self.name, where, type(err).__name__, err,
+                         exc_info=err)
+        elif self._throttle.ready(where):
+            logger.error("Control loop '%s': %s() raised %s: %s (%d errors so far)", self.name, where,
+                         type(err).__name__, err, self._stats.errors)
