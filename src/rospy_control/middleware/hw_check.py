@@ -1,0 +1,144 @@
+"""``hw_check``: bring-up tool for a hardware XML (``scripts/hw_check`` only calls :func:`main`).
+
+Loads the description, prints units, channels and the bus-load estimate, starts the middleware
+(enabling the motors unless ``--passive``), shows a live table of every unit's state and fault for
+``--duration`` seconds and shuts down cleanly (exit-motor-mode to every motor).
+
+Exit status: 0 all good; 1 configuration error; 2 communication error (bus cannot be opened, error on
+a channel thread); 3 units in FAULT at the end; 130 interrupted.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import List, Optional, TextIO
+
+from rospy_control.exceptions import CommunicationError, ConfigError, HardwareError
+from rospy_control.middleware.middleware import Middleware
+from rospy_control.middleware.units import (
+    CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, ImuSensor, Motor,
+)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hw_check", description=__doc__.split("\n\n")[1],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("config", help="hardware XML file (e.g. config/arm_hardware.xml)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--sim", action="store_true", help="simulate every channel (no hardware needed)")
+    mode.add_argument("--hardware", action="store_true",
+                      help="use the real interfaces even where the XML enables <simulation>")
+    p.add_argument("--passive", action="store_true", help="do not enable motors or poll sensors; only listen")
+    p.add_argument("--hold", action="store_true", help="after enabling, hold each motor at its current position")
+    p.add_argument("--duration", type=float, default=3.0, help="seconds to show the live table (default 3)")
+    p.add_argument("--refresh", type=float, default=0.25, help="table refresh period in seconds")
+    return p
+
+
+def describe(mw: Middleware, out: TextIO) -> None:
+    """Print channels, units and the bus-load estimate."""
+    out.write(f"hardware '{mw.name}' from {mw.source}\n\nchannels:\n")
+    for name, ch in mw.channels.items():
+        sim = "simulated (virtual bus)" if mw.is_simulated(name) else f"{ch.interface}/{ch.channel}"
+        load = ch.bus_load()
+        warn = "  <-- exceeds max_bus_load %.0f %%, fits up to %.0f Hz" % (
+            100 * ch.max_bus_load, ch.max_rate(ch.max_bus_load)) if load > ch.max_bus_load else ""
+        out.write(f"  {name:<8} {sim:<26} {ch.bitrate / 1000:.0f} kbit/s  {ch.rate:.0f} Hz  "
+                  f"{len(ch.units)} units  bus load ~{100 * load:.0f} %{warn}\n")
+    out.write("\nunits:\n")
+    for u in mw.units():
+        extra = ""
+        if isinstance(u, Motor):
+            extra = f"joint={u.joint}" if u.joint else ""
+            extra += f" P[{u.limits.p_min:g},{u.limits.p_max:g}] T[{u.limits.t_min:g},{u.limits.t_max:g}]"
+        elif isinstance(u, CanUnit) and hasattr(u, "frame_id"):
+            extra = f"frame_id={u.frame_id}"
+        can_id = f"0x{u.can_id:03X}" if isinstance(u, CanUnit) else "-"
+        group = u.group.name if u.group is not None else "-"
+        out.write(f"  {u.name:<22} {type(u).__name__:<18} {u.channel_name or '-':<6} id={can_id} "
+                  f"group={group:<6} {extra}\n")
+    out.write("\n")
+
+
+def _row(u, s) -> str:
+    status = f"FAULT: {s.fault_reason}" if s.fault else ("ok" if s.received else "no data")
+    if isinstance(u, Motor):
+        temp = "-" if s.temperature is None else f"{s.temperature:.0f}"
+        en = "on " if s.enabled else "off"
+        return (f"{u.name:<22} pos {s.position:+8.3f} vel {s.velocity:+8.3f} eff {s.effort:+7.2f} "
+                f"T {temp:>3} {en} {s.mode.name:<8} {status}")
+    if isinstance(u, ImuSensor):
+        a = s.linear_acceleration
+        return f"{u.name:<22} acc {a[0]:+6.2f} {a[1]:+6.2f} {a[2]:+6.2f}  q {s.orientation[3]:+.3f}w  {status}"
+    if isinstance(u, ContactSensor):
+        return f"{u.name:<22} contact {'yes' if s.in_contact else 'no ':<3} force {s.force:7.1f} N  {status}"
+    if isinstance(u, ForceTorqueSensor):
+        return (f"{u.name:<22} F {s.force[0]:+7.1f} {s.force[1]:+7.1f} {s.force[2]:+7.1f} "
+                f"T {s.torque[0]:+6.2f} {s.torque[1]:+6.2f} {s.torque[2]:+6.2f}  {status}")
+    if isinstance(u, Encoder):
+        return f"{u.name:<22} pos {s.position:+8.3f} vel {s.velocity:+8.3f}  {status}"
+    return f"{u.name:<22} {status}"
+
+
+def table(mw: Middleware) -> List[str]:
+    """Current state of every unit, one line each."""
+    snap = mw.snapshot()
+    return [_row(u, snap[u.name]) for u in mw.units() if snap.get(u.name) is not None]
+
+
+def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
+    """Run the tool; returns the exit status (see the module docstring)."""
+    args = _parser().parse_args(argv)
+    simulate = True if args.sim else (False if args.hardware else None)
+    try:
+        mw = Middleware.from_xml(args.config, simulate=simulate)
+    except ConfigError as err:
+        sys.stderr.write(f"hw_check: configuration error: {err}\n")
+        return 1
+    describe(mw, out)
+    live = out.isatty()
+    status = 0
+    try:
+        mw.start(enable_motors=not args.passive)
+        if args.hold and not args.passive:
+            snap = mw.snapshot()
+            for m in mw.motors():
+                m.set_command(ControlMode.POSITION, snap[m.name].position)
+        end = time.monotonic() + max(0.0, args.duration)
+        while True:
+            mw.check()
+            lines = table(mw)
+            if live:
+                out.write("\x1b[J" + "\n".join(lines) + "\n" + f"\x1b[{len(lines)}A")
+            out.flush()
+            if time.monotonic() >= end:
+                break
+            time.sleep(min(args.refresh, max(0.0, end - time.monotonic())))
+        if live:
+            out.write(f"\x1b[{len(lines)}B")
+        out.write("\n".join(table(mw)) + "\n\nstatistics:\n")
+        for name, st in mw.statistics()["channels"].items():
+            missed = {k: v for k, v in st["reply_timeouts"].items() if v}
+            out.write(f"  {name}: {st['cycles']} cycles, {st['late_cycles']} late, {st['overruns']} overruns, "
+                      f"{st['frames_sent']} frames sent, {st['frames_received']} received, "
+                      f"{st['bad_frames']} bad, {st['unknown_frames']} unknown, {st['bus_errors']} bus errors, "
+                      f"missed replies {missed or 'none'}\n")
+        faults = mw.faults()
+        if faults:
+            sys.stderr.write("hw_check: units in FAULT:\n" + "".join(
+                f"  {n}: {r}\n" for n, r in faults.items()))
+            status = 3
+    except CommunicationError as err:
+        sys.stderr.write(f"hw_check: communication error: {err}\n")
+        status = 2
+    except HardwareError as err:
+        sys.stderr.write(f"hw_check: hardware error: {err}\n")
+        status = 2
+    except KeyboardInterrupt:
+        sys.stderr.write("hw_check: interrupted\n")
+        status = 130
+    finally:
+        mw.shutdown()
+    out.write("shut down: exit-motor-mode sent, buses closed\n")
+    return status
