@@ -1,0 +1,593 @@
+"""The ROS-free core of the joint trajectory controller and of the FollowJointTrajectory server.
+
+:class:`TrajectoryExecutor` owns everything ros_controllers' JointTrajectoryController does except
+ROS: the time base, accepting trajectories (validation, replacement merge, wraparound, partial
+goals), holding and stopping, path/goal tolerance checking and goal bookkeeping.  A ROS wrapper is
+thin:
+
+* control loop (one thread): ``start(time, positions, velocities)`` when the controller starts,
+  then every cycle ``desired = update(time, period, positions, velocities)`` and write the desired
+  ``(positions, velocities, accelerations)`` to the hardware; ``stopping()`` when it stops.
+* ROS callbacks (any threads): ``accept(msg)`` for a ``command`` topic message;
+  ``accept(goal.trajectory, goal_key=gh, path_tolerance=..., goal_tolerance=...,
+  goal_time_tolerance=...)`` (or ``accept_goal(goal, gh)``) for an action goal, then
+  ``set_rejected`` if the returned code is not 0, else ``set_accepted``; ``cancel(gh)`` for a
+  cancel request; ``query_state(time)`` for the service.
+* a timer at ``action_monitor_rate`` (not the loop): ``for ev in poll_events()`` set the goal
+  ``ev.goal_key`` succeeded / aborted / canceled (``ev.status``) with ``ev.error_code`` and
+  ``ev.error_string``; publish ``feedback()`` for the active goal and the ``state`` topic.
+
+Behaviour follows ros_controllers (spec section 6) with these documented additions, each with a safe
+default:
+
+* ``hold_on_abort`` (default True): a goal aborted for a tolerance violation stops the robot (hold,
+  or the stop ramp if ``stop_trajectory_duration > 0``).  Upstream keeps executing the aborted
+  trajectory (ros_controllers#48); pass False for that.
+* goal timeout: per joint the goal check is upstream's (a joint still outside its goal tolerance at
+  ``end + goal_time`` aborts the goal -- with the default ``goal_time`` 0 that is the first cycle
+  after the end).  On top of that a watchdog aborts any goal that has not finished
+  ``goal_timeout_margin`` (default :data:`DEFAULT_GOAL_TIMEOUT_MARGIN` = 1 s) after the latest
+  ``end + goal_time`` of its joints, whatever the reason, so a goal can never stay active forever.
+* NaN/inf anywhere in the executed points are refused with INVALID_GOAL; duplicated joint names
+  with INVALID_JOINTS.
+* one clear warning per dropped-point situation instead of upstream's "Dropping ..." messages.
+
+Threading and lock order
+------------------------
+The loop never blocks on a ROS thread: the current *plan* (trajectory + tolerances + goal) is an
+immutable object behind one reference.  ``update`` reads that reference once per cycle without a
+lock.  ``accept``/``cancel``/``hold`` build the new plan **outside** any lock the loop takes
+(serialised among themselves by ``_cmd_lock``), then swap the reference under the short
+``_state_lock`` with a compare-and-swap: if the loop replaced the plan meanwhile (an abort with
+hold), the command is rebuilt on the new plan.  The loop takes ``_state_lock`` only for rare
+transitions (goal succeeded/aborted, abort-hold, ``start``/``stopping``), for a few assignments.
+Lock order: ``_cmd_lock`` -> ``_state_lock``; the loop never takes ``_cmd_lock``.  Goal events go
+through a ``collections.deque`` (atomic append/popleft) drained by ``poll_events``.
+"""
+from __future__ import annotations
+
+import threading
+from collections import deque
+from typing import Any, Deque, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+
+import numpy as np
+
+from rospy_control.exceptions import ConfigError
+from rospy_control.log import Throttle, get_logger
+from rospy_control.trajectory.codes import (
+    GOAL_TOLERANCE_VIOLATED, INVALID_GOAL, PATH_TOLERANCE_VIOLATED, SUCCESSFUL, code_name,
+)
+from rospy_control.trajectory.message import TrajectoryRejected, init_joint_trajectory, map_joints
+from rospy_control.trajectory.segment import TrajectoryError
+from rospy_control.trajectory.tolerances import (
+    Tolerances, enforced, shortest_angular_distance, tolerances_from_params,
+)
+from rospy_control.trajectory.trajectory import Trajectory
+
+logger = get_logger(__name__)
+
+#: Goal event statuses.
+SUCCEEDED = "succeeded"
+ABORTED = "aborted"
+PREEMPTED = "preempted"
+
+#: Seconds after ``end + goal_time`` after which the watchdog aborts a goal that is still active.
+DEFAULT_GOAL_TIMEOUT_MARGIN = 1.0
+
+_TWO_PI = 2.0 * np.pi
+
+Desired = Tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+class GoalEvent(NamedTuple):
+    """A goal finished: ``status`` is :data:`SUCCEEDED`, :data:`ABORTED` or :data:`PREEMPTED`.
+
+    ``error_code`` is a FollowJointTrajectoryResult code (0 for succeeded and preempted),
+    ``time`` the ROS time (s) at which it happened.
+    """
+
+    goal_key: Any
+    status: str
+    error_code: int
+    error_string: str
+    time: float
+
+
+class FeedbackSnapshot(NamedTuple):
+    """Desired/actual/error state of the last update (for the ``state`` topic and action feedback).
+
+    Accelerations are desired only (actual/error accelerations are empty upstream).  Position
+    errors are shortest angular distances ``desired - actual``; velocity errors ``desired - actual``.
+    """
+
+    joint_names: List[str]
+    time: float
+    uptime: float
+    desired_positions: np.ndarray
+    desired_velocities: np.ndarray
+    desired_accelerations: np.ndarray
+    actual_positions: np.ndarray
+    actual_velocities: np.ndarray
+    error_positions: np.ndarray
+    error_velocities: np.ndarray
+
+
+class QueryStateResult(NamedTuple):
+    """Desired state sampled by :meth:`TrajectoryExecutor.query_state`."""
+
+    joint_names: List[str]
+    positions: np.ndarray
+    velocities: np.ndarray
+    accelerations: np.ndarray
+
+
+class _Goal:
+    __slots__ = ("key", "active", "done")
+
+    def __init__(self, key: Any, n: int) -> None:
+        self.key = key
+        self.active = True
+        self.done = np.zeros(n, dtype=bool)
+
+
+class _Plan:
+    """Trajectory + tolerances + owning goal, with the tolerance thresholds precomputed."""
+
+    __slots__ = ("trajectory", "tolerances", "goal", "path_pos", "path_vel", "check_path", "check_path_vel",
+                 "goal_pos", "goal_vel", "goal_deadlines", "deadline")
+
+    def __init__(self, trajectory: Trajectory, tolerances: Tolerances, goal: Optional[_Goal],
+                 timeout_margin: Optional[float]) -> None:
+        self.trajectory = trajectory
+        self.tolerances = tolerances
+        self.goal = goal
+        self.path_pos = enforced(tolerances.path.position)
+        self.path_vel = enforced(tolerances.path.velocity)
+        self.check_path_vel = bool(np.isfinite(self.path_vel).any())
+        self.check_path = self.check_path_vel or bool(np.isfinite(self.path_pos).any())
+        self.goal_pos = enforced(tolerances.goal.position)
+        self.goal_vel = enforced(tolerances.goal.velocity)
+        self.goal_deadlines = trajectory.end_times + tolerances.goal_time
+        margin = np.inf if timeout_margin is None else float(timeout_margin)
+        self.deadline = float(np.max(self.goal_deadlines)) + margin
+
+
+class TrajectoryExecutor:
+    """Trajectory execution for a fixed set of joints (see the module docstring).
+
+    :param joint_names: controlled joints, in controller order (non-empty, unique).
+    :param continuous: per joint, True for continuous joints (angle wraparound); default none.
+    :param tolerances: default tolerances (see :func:`tolerances_from_params`); default none enforced
+        except the stopped velocity tolerance 0.01 rad/s.
+    :param stop_trajectory_duration: 0 = hold at the measured position; > 0 = stop ramp of this
+        duration (s) from the desired state.
+    :param allow_partial_joints_goal: accept goals and commands for a subset of the joints.
+    :param hold_on_abort: stop the robot when a goal is aborted (upstream: False).
+    :param goal_timeout_margin: watchdog margin (s) after ``end + goal_time``; None disables it.
+    :raises ConfigError: invalid joint list or parameters.
+    """
+
+    def __init__(self, joint_names: Sequence[str], continuous: Optional[Sequence[bool]] = None,
+                 tolerances: Optional[Tolerances] = None, stop_trajectory_duration: float = 0.0,
+                 allow_partial_joints_goal: bool = False, hold_on_abort: bool = True,
+                 goal_timeout_margin: Optional[float] = DEFAULT_GOAL_TIMEOUT_MARGIN) -> None:
+        names = [str(n) for n in joint_names]
+        if not names:
+            raise ConfigError("'joints' must be a non-empty list of joint names")
+        if len(set(names)) != len(names):
+            raise ConfigError(f"'joints' contains duplicated names: {names}")
+        n = len(names)
+        self._names = names
+        self._n = n
+        cont = [False] * n if continuous is None else [bool(c) for c in continuous]
+        if len(cont) != n:
+            raise ConfigError(f"'continuous' has {len(cont)} entries for {n} joints")
+        self._continuous = np.array(cont, dtype=bool)
+        if tolerances is None:
+            tolerances = tolerances_from_params({}, names)
+        if tolerances.n_joints != n:
+            raise ConfigError(f"tolerances are for {tolerances.n_joints} joints, expected {n}")
+        self._default_tolerances = tolerances
+        self._stop_duration = float(stop_trajectory_duration)
+        if not np.isfinite(self._stop_duration) or self._stop_duration < 0.0:
+            raise ConfigError(f"'stop_trajectory_duration' must be >= 0, got {stop_trajectory_duration!r}")
+        self._allow_partial = bool(allow_partial_joints_goal)
+        self.hold_on_abort = bool(hold_on_abort)
+        if goal_timeout_margin is not None and not goal_timeout_margin >= 0.0:
+            raise ConfigError(f"'goal_timeout_margin' must be >= 0, got {goal_timeout_margin!r}")
+        self._timeout_margin = goal_timeout_margin
+
+        self._cmd_lock = threading.Lock()
+        self._state_lock = threading.Lock()
+        self._events: Deque[GoalEvent] = deque()
+        self._running = False
+        self._uptime = 0.0
+        self._time_data = (0.0, 0.0, 0.0)  # (ROS time, period, uptime) of the last update
+        self._latest: Optional[tuple] = None  # (time, uptime, desired (3n,), positions, velocities)
+        self._plan: Optional[_Plan] = None
+        self._power = np.ones(6)
+        self._zeros = np.zeros(n)
+        self._reject_throttle = Throttle(1.0)
+
+    @classmethod
+    def from_params(cls, joint_names: Sequence[str], params: Any, continuous: Optional[Sequence[bool]] = None,
+                    source: Optional[str] = None) -> "TrajectoryExecutor":
+        """Executor configured from the controller namespace.
+
+        Reads ``constraints/...`` (see :mod:`~rospy_control.trajectory.tolerances`),
+        ``stop_trajectory_duration`` (0.0), ``allow_partial_joints_goal`` (False) and ours,
+        ``hold_on_abort`` (True) and ``goal_timeout_margin`` (1.0 s; negative disables).
+
+        :param params: dict (flat or nested) or object with ``get_param(key, default)``.
+        """
+        from rospy_control.trajectory.tolerances import _lookup, _number
+
+        tol = tolerances_from_params(params, joint_names, source)
+        stop = _number(params, "stop_trajectory_duration", 0.0, source)
+        margin: Optional[float] = _number(params, "goal_timeout_margin", DEFAULT_GOAL_TIMEOUT_MARGIN, source)
+        if margin is not None and margin < 0.0:
+            margin = None
+        flags = {}
+        for key, default in (("allow_partial_joints_goal", False), ("hold_on_abort", True)):
+            value = _lookup(params, key, default)
+            if not isinstance(value, (bool, int)):
+                raise ConfigError(f"parameter '{key}' must be a boolean, got {value!r}", source)
+            flags[key] = bool(value)
+        return cls(joint_names, continuous, tol, stop, flags["allow_partial_joints_goal"],
+                   flags["hold_on_abort"], margin)
+
+    # ------------------------------------------------------------------------------ properties
+    @property
+    def joint_names(self) -> List[str]:
+        """Controlled joints, in order."""
+        return list(self._names)
+
+    @property
+    def running(self) -> bool:
+        """True between :meth:`start` and :meth:`stopping`."""
+        return self._running
+
+    @property
+    def uptime(self) -> float:
+        """Internal time (s): 0 at :meth:`start`, plus ``period`` at every :meth:`update`."""
+        return self._uptime
+
+    @property
+    def default_tolerances(self) -> Tolerances:
+        """Tolerances applied to action goals before their own overrides."""
+        return self._default_tolerances
+
+    @property
+    def trajectory(self) -> Optional[Trajectory]:
+        """The trajectory being executed (internal time base), None before :meth:`start`."""
+        plan = self._plan
+        return None if plan is None else plan.trajectory
+
+    @property
+    def active_goal_key(self) -> Any:
+        """Key of the goal being executed, or None."""
+        plan = self._plan
+        goal = None if plan is None else plan.goal
+        return goal.key if goal is not None and goal.active else None
+
+    def poll_events(self) -> List[GoalEvent]:
+        """Goal events since the last call, oldest first (thread-safe)."""
+        out: List[GoalEvent] = []
+        events = self._events
+        while True:
+            try:
+                out.append(events.popleft())
+            except IndexError:
+                return out
+
+    # ------------------------------------------------------------------------------ control loop
+    def start(self, time: float, positions: Sequence[float],
+              velocities: Optional[Sequence[float]] = None) -> None:
+        """Controller ``starting()``: uptime := 0, hold the measured state (loop thread).
+
+        With a stop ramp configured the robot decelerates from the measured velocity.
+        An active goal (restart) is preempted.
+        """
+        pos = self._measured(positions, "positions")
+        vel = self._zeros.copy() if velocities is None else self._measured(velocities, "velocities")
+        traj = Trajectory.stop_ramp(0.0, pos, vel, self._stop_duration)
+        plan = _Plan(traj, Tolerances.none(self._n), None, self._timeout_margin)
+        with self._state_lock:
+            self._preempt_locked(self._plan, "controller restarted", float(time))
+            self._uptime = 0.0
+            self._time_data = (float(time), 0.0, 0.0)
+            self._latest = (float(time), 0.0, np.concatenate((pos, vel, self._zeros)), pos, vel)
+            self._plan = plan
+            self._running = True
+
+    def stopping(self, time: Optional[float] = None) -> None:
+        """Controller ``stopping()``: the active goal is preempted; nothing is commanded."""
+        with self._state_lock:
+            self._preempt_locked(self._plan, "controller stopped",
+                                 self._time_data[0] if time is None else float(time))
+            self._running = False
+
+    def update(self, time: float, period: float, positions: Sequence[float],
+               velocities: Optional[Sequence[float]] = None) -> Desired:
+        """One control cycle: advance uptime by ``period``, sample, check tolerances.
+
+        :param time: ROS time (s) of this cycle.
+        :param period: seconds since the previous cycle.
+        :param positions: measured joint positions (controller order).
+        :param velocities: measured joint velocities (None: zeros).
+        :returns: desired ``(positions, velocities, accelerations)`` (fresh arrays).
+        """
+        if not self._running:
+            self.start(time, positions, velocities)
+        uptime = self._uptime + period
+        self._uptime = uptime
+        self._time_data = (time, period, uptime)
+        plan = self._plan
+        traj = plan.trajectory
+        i, r = traj.sample_interval(uptime, self._power)
+        pos = np.array(positions, dtype=float)
+        vel = self._zeros if velocities is None else np.array(velocities, dtype=float)
+        self._latest = (time, uptime, r, pos, vel)
+        goal = plan.goal
+        if goal is not None and goal.active:
+            self._check(plan, goal, i, uptime, r, pos, vel, time)
+        n = self._n
+        return r[:n], r[n:2 * n], r[2 * n:]
+
+    def _check(self, plan: _Plan, goal: _Goal, i: int, uptime: float, r: np.ndarray, pos: np.ndarray,
+               vel: np.ndarray, time: float) -> None:
+        traj = plan.trajectory
+        check_path = plan.check_path and traj.any_path[i]
+        check_end = traj.any_end[i]
+        timed_out = uptime >= plan.deadline
+        if not (check_path or check_end or timed_out):
+            return
+        n = self._n
+        ep = np.pi - np.remainder(np.pi - (r[:n] - pos), _TWO_PI)
+        ev = r[n:2 * n] - vel
+        aep = np.abs(ep)
+        aev = np.abs(ev)
+        bad = None
+        path_bad = None
+        if check_path:
+            path_bad = aep > plan.path_pos
+            if plan.check_path_vel:
+                path_bad |= aev > plan.path_vel
+            path_bad &= traj.in_path[i]
+            bad = path_bad
+        if check_end:
+            end_mask = traj.at_end[i]
+            inside = (aep <= plan.goal_pos) & (aev <= plan.goal_vel)
+            goal.done |= inside & end_mask
+            late = end_mask & ~inside & (uptime >= plan.goal_deadlines)
+            bad = late if bad is None else (bad | late)
+        if bad is not None and bad.any():
+            j = int(np.argmax(bad))
+            if path_bad is not None and path_bad[j]:
+                text = self._error_text(j, "path", ep[j], ev[j], plan.path_pos[j], plan.path_vel[j])
+                self._finish(plan, goal, ABORTED, PATH_TOLERANCE_VIOLATED, text, time, uptime, r, pos)
+            else:
+                text = self._error_text(j, "goal", ep[j], ev[j], plan.goal_pos[j], plan.goal_vel[j])
+                self._finish(plan, goal, ABORTED, GOAL_TOLERANCE_VIOLATED, text, time, uptime, r, pos)
+        elif goal.done.all():
+            self._finish(plan, goal, SUCCEEDED, SUCCESSFUL, "", time, uptime, r, pos)
+        elif timed_out:
+            j = int(np.argmin(goal.done))
+            waiting = [self._names[k] for k in np.flatnonzero(~goal.done)]
+            text = (f"{self._names[j]} goal error {ep[j]:f}: goal timed out, joint(s) {waiting} not within "
+                    f"the goal tolerance {self._timeout_margin:.3f} s after the trajectory end plus "
+                    f"goal_time")
+            self._finish(plan, goal, ABORTED, GOAL_TOLERANCE_VIOLATED, text, time, uptime, r, pos)
+
+    def _error_text(self, j: int, kind: str, ep: float, ev: float, tol_p: float, tol_v: float) -> str:
+        text = f"{self._names[j]} {kind} error {ep:f}"
+        if abs(ep) > tol_p:
+            return text + f" (position error exceeds the {kind} tolerance {tol_p:f})"
+        return text + f" (velocity error {ev:f} exceeds the {kind} velocity tolerance {tol_v:f})"
+
+    def _finish(self, plan: _Plan, goal: _Goal, status: str, code: int, text: str, time: float, uptime: float,
+                r: np.ndarray, pos: np.ndarray) -> None:
+        """Loop thread: end ``goal`` (and hold on abort if configured)."""
+        hold = None
+        if status == ABORTED and self.hold_on_abort:
+            n = self._n
+            hold = self._hold_plan_from(uptime, pos, r[:n], r[n:2 * n], None)
+        with self._state_lock:
+            if not goal.active:
+                return
+            goal.active = False
+            if hold is not None and self._plan is plan:
+                self._plan = hold
+            self._events.append(GoalEvent(goal.key, status, code, text, float(time)))
+        if status == ABORTED:
+            logger.warning("Trajectory goal aborted (%s): %s%s", code_name(code), text,
+                           "; holding position" if hold is not None else "; trajectory continues")
+        else:
+            logger.debug("Trajectory goal succeeded")
+
+    # ------------------------------------------------------------------------------ commands
+    def accept(self, trajectory: Any, goal_key: Any = None, path_tolerance: Iterable[Any] = (),
+               goal_tolerance: Iterable[Any] = (), goal_time_tolerance: Any = 0.0) -> Tuple[int, str]:
+        """Accept a trajectory (topic command when ``goal_key`` is None, else an action goal).
+
+        Validation in upstream order (spec 6.5).  On success the new trajectory replaces the current
+        one from the next cycle (time-based merge) and the previously active goal is preempted.
+        An empty trajectory holds (or stops, with a ramp); for an action goal it succeeds once the
+        hold/stop segment has ended.  Topic commands carry no tolerances.
+
+        :returns: ``(code, error_string)``; code 0 (SUCCESSFUL) means accepted.
+        """
+        with self._cmd_lock:
+            for _ in range(8):
+                plan = self._plan
+                try:
+                    new_plan = self._build(trajectory, goal_key, path_tolerance, goal_tolerance,
+                                           goal_time_tolerance, plan)
+                except TrajectoryRejected as err:
+                    if self._reject_throttle.ready(err.code):
+                        logger.warning("Rejected trajectory %s (%s): %s", "goal" if goal_key is not None else
+                                       "command", code_name(err.code), err.message)
+                    return err.code, err.message
+                except TrajectoryError as err:  # pragma: no cover - defensive: a bug, not the client's fault
+                    logger.error("Could not build trajectory: %s", err)
+                    return INVALID_GOAL, f"Could not build trajectory: {err}"
+                with self._state_lock:
+                    if self._plan is not plan:
+                        continue
+                    self._plan = new_plan
+                    reason = "preempted by a new goal" if goal_key is not None else "preempted by a command"
+                    self._preempt_locked(plan, reason, self._time_data[0])
+                return SUCCESSFUL, ""
+        return INVALID_GOAL, "The executed trajectory kept changing while accepting this one; try again"
+
+    def accept_goal(self, goal: Any, goal_key: Any) -> Tuple[int, str]:
+        """:meth:`accept` for a FollowJointTrajectoryGoal-shaped ``goal``."""
+        return self.accept(getattr(goal, "trajectory", None), goal_key, getattr(goal, "path_tolerance", ()),
+                           getattr(goal, "goal_tolerance", ()), getattr(goal, "goal_time_tolerance", 0.0))
+
+    def _build(self, msg: Any, goal_key: Any, path_tolerance: Iterable[Any], goal_tolerance: Iterable[Any],
+               goal_time_tolerance: Any, plan: Optional[_Plan]) -> _Plan:
+        if not self._running or plan is None:
+            raise TrajectoryRejected(INVALID_GOAL, "Controller is not running")
+        if msg is None:
+            raise TrajectoryRejected(INVALID_GOAL, "No trajectory given")
+        is_goal = goal_key is not None
+        if is_goal:
+            map_joints(getattr(msg, "joint_names", None) or (), self._names, self._allow_partial)
+        goal = _Goal(goal_key, self._n) if is_goal else None
+        if not (getattr(msg, "points", None) or ()):
+            return self._hold_plan(plan, goal)
+        t, period, uptime = self._time_data
+        result = init_joint_trajectory(msg, self._names, t + period, uptime + period, plan.trajectory,
+                                       self._continuous, self._allow_partial)
+        if is_goal:
+            new_tol = self._default_tolerances.with_goal(self._names, path_tolerance, goal_tolerance,
+                                                         goal_time_tolerance)
+        else:
+            new_tol = Tolerances.none(self._n)
+        tolerances = plan.tolerances.merged(new_tol, result.joints_in_message)
+        return _Plan(result.trajectory, tolerances, goal, self._timeout_margin)
+
+    def _hold_plan(self, plan: _Plan, goal: Optional[_Goal]) -> _Plan:
+        """Hold/stop plan at the last update's uptime, built from the latest state."""
+        latest = self._latest
+        uptime = self._time_data[2]
+        desired = plan.trajectory.sample(uptime)
+        return self._hold_plan_from(uptime, latest[3], desired[0], desired[1], goal)
+
+    def _hold_plan_from(self, uptime: float, measured: np.ndarray, desired_pos: np.ndarray,
+                        desired_vel: np.ndarray, goal: Optional[_Goal]) -> _Plan:
+        if self._stop_duration > 0.0:
+            traj = Trajectory.stop_ramp(uptime, desired_pos, desired_vel, self._stop_duration)
+        else:
+            traj = Trajectory.hold(uptime, measured)
+        return _Plan(traj, Tolerances.none(self._n), goal, self._timeout_margin)
+
+    def _preempt_locked(self, plan: Optional[_Plan], reason: str, time: float) -> None:
+        """With ``_state_lock`` held: preempt ``plan``'s goal if still active."""
+        goal = None if plan is None else plan.goal
+        if goal is not None and goal.active:
+            goal.active = False
+            self._events.append(GoalEvent(goal.key, PREEMPTED, SUCCESSFUL, reason, float(time)))
+
+    def _replace(self, make, condition=None, on_swap=None) -> bool:
+        """Build a plan from the current one with ``make(plan)`` and swap it in (CAS, retried).
+
+        ``condition(plan)`` (checked before building and again under the state lock) can veto;
+        ``on_swap(old_plan)`` runs under the state lock right after the swap.
+        """
+        with self._cmd_lock:
+            for _ in range(8):
+                plan = self._plan
+                if plan is None or not self._running:
+                    return False
+                if condition is not None and not condition(plan):
+                    return False
+                new_plan = make(plan)
+                with self._state_lock:
+                    if self._plan is not plan:
+                        continue
+                    if condition is not None and not condition(plan):
+                        return False
+                    self._plan = new_plan
+                    if on_swap is not None:
+                        on_swap(plan)
+                    return True
+        return False  # pragma: no cover - the loop replaced the plan 8 times in a row
+
+    def cancel(self, goal_key: Any) -> bool:
+        """Cancel request: if ``goal_key`` is the active goal, hold and preempt it (else ignored).
+
+        :returns: True if the goal was active and is now preempted.
+        """
+        def is_active(plan: _Plan) -> bool:
+            return plan.goal is not None and plan.goal.active and plan.goal.key == goal_key
+
+        return self._replace(lambda plan: self._hold_plan(plan, None), is_active,
+                             lambda old: self._preempt_locked(old, "canceled", self._time_data[0]))
+
+    def hold(self, reason: str = "hold requested") -> bool:
+        """Hold (or stop with the ramp) now; the active goal, if any, is preempted with ``reason``.
+
+        :returns: False if the executor is not running.
+        """
+        return self._replace(lambda plan: self._hold_plan(plan, None), None,
+                             lambda old: self._preempt_locked(old, reason, self._time_data[0]))
+
+    def abort(self, error_string: str, error_code: int = PATH_TOLERANCE_VIOLATED,
+              hold: Optional[bool] = None) -> bool:
+        """Abort the active goal (e.g. hardware fault, stale feedback); hold unless ``hold`` is False.
+
+        ``hold`` defaults to ``hold_on_abort``.  :returns: True if a goal was aborted.
+        """
+        do_hold = self.hold_on_abort if hold is None else hold
+
+        def has_goal(plan: _Plan) -> bool:
+            return plan.goal is not None and plan.goal.active
+
+        def make(plan: _Plan) -> _Plan:
+            return self._hold_plan(plan, None) if do_hold else plan
+
+        def on_swap(old: _Plan) -> None:
+            goal = old.goal
+            goal.active = False
+            self._events.append(GoalEvent(goal.key, ABORTED, int(error_code), error_string,
+                                          self._time_data[0]))
+
+        if not self._replace(make, has_goal, on_swap):
+            return False
+        logger.warning("Trajectory goal aborted (%s): %s", code_name(error_code), error_string)
+        return True
+
+    # ------------------------------------------------------------------------------ queries
+    def query_state(self, time: float) -> QueryStateResult:
+        """Desired state at ROS time ``time`` (the ``query_state`` service).
+
+        :raises TrajectoryError: controller not running, or ``time`` precedes the trajectory.
+        """
+        plan = self._plan
+        if not self._running or plan is None:
+            raise TrajectoryError("Can't sample trajectory: controller is not running")
+        t, _, uptime = self._time_data
+        sample_time = uptime + (float(time) - t)
+        if sample_time < plan.trajectory.start_time:
+            raise TrajectoryError("Requested sample time precedes trajectory start time")
+        p, v, a = plan.trajectory.sample(sample_time)
+        return QueryStateResult(list(self._names), p.copy(), v.copy(), a.copy())
+
+    def feedback(self) -> Optional[FeedbackSnapshot]:
+        """Desired/actual/error of the last update (None before :meth:`start`)."""
+        latest = self._latest
+        if latest is None:
+            return None
+        time, uptime, r, pos, vel = latest
+        n = self._n
+        dp, dv, da = r[:n].copy(), r[n:2 * n].copy(), r[2 * n:].copy()
+        return FeedbackSnapshot(list(self._names), time, uptime, dp, dv, da, pos.copy(), vel.copy(),
+                                shortest_angular_distance(pos, dp), dv - vel)
+
+    def _measured(self, values: Sequence[float], what: str) -> np.ndarray:
+        arr = np.array(values, dtype=float).reshape(-1)
+        if arr.shape[0] != self._n:
+            raise TrajectoryError(f"{what}: {arr.shape[0]} value(s) for {self._n} joints")
+        return arr
