@@ -1,0 +1,175 @@
+"""Hardware XML errors name file:line, the element, the attribute and what was expected."""
+from __future__ import annotations
+
+import pytest
+
+from rospy_control.exceptions import ConfigError, PluginError
+from rospy_control.middleware import ContactSensor, Middleware, Motor, UnitGroup
+from rospy_control.middleware.config import parse_hardware_xml
+
+from middleware_testutil import data_file, motor_xml
+
+
+def load(src):
+    return Middleware.from_xml(src)
+
+
+def test_minimal_file_builds_without_opening_anything():
+    mw = load(data_file("minimal_ok.xml"))
+    assert [u.name for u in mw.units()] == ["m1"]
+    assert mw.channels["bus"].rate == 1000.0
+    assert mw.is_simulated("bus")
+    assert not mw.running
+    mw.shutdown()  # safe without start
+
+
+def test_unknown_type_lists_known_types_with_file_and_line():
+    path = data_file("invalid_unknown_type.xml")
+    with pytest.raises(PluginError) as exc:
+        load(path)
+    msg = str(exc.value)
+    assert f"{path}:5: <unit name='m2'>" in msg
+    assert "unknown hardware unit type 'rospy_control/Moter'" in msg
+    assert "rospy_control/Motor" in msg and "rospy_control/ImuSensor" in msg and "module:Class" in msg
+
+
+def test_duplicate_name():
+    path = data_file("invalid_duplicate_name.xml")
+    with pytest.raises(ConfigError) as exc:
+        load(path)
+    msg = str(exc.value)
+    assert msg.startswith(f"{path}:7: <unit name='knee'>: duplicate name 'knee'")
+    assert f"first defined at {path}:5" in msg
+
+
+def test_unit_bound_to_missing_channel():
+    path = data_file("invalid_missing_channel.xml")
+    with pytest.raises(ConfigError) as exc:
+        load(path)
+    assert str(exc.value) == (f"{path}:5: <unit name='m1'>: attribute 'channel'='can2': no such channel; "
+                              "defined channels: can0")
+
+
+def test_missing_can_id():
+    path = data_file("invalid_missing_can_id.xml")
+    with pytest.raises(ConfigError) as exc:
+        load(path)
+    assert str(exc.value) == (f"{path}:4: <unit name='m1'>: required attribute 'can_id' is missing: "
+                              "expected an integer CAN id 0x000..0x7FF")
+
+
+def test_limits_min_not_below_max():
+    path = data_file("invalid_limits.xml")
+    with pytest.raises(ConfigError) as exc:
+        load(path)
+    msg = str(exc.value)
+    # lxml gives the line where a multi-line start tag ends (the t_min line here)
+    assert msg.startswith(f"{path}:6: <limits> of <unit name='m1'>: attribute 't_min'=18.0 must be smaller")
+    assert "'t_max'=-18.0" in msg
+
+
+def test_bad_attribute_value_names_value_and_expectation():
+    xml = motor_xml(1).replace('can_id="1"', 'can_id="one"')
+    with pytest.raises(ConfigError, match=r"<xml string>:1: <unit name='m1'>: attribute 'can_id'='one': "
+                                          r"expected an integer CAN id"):
+        load(xml)
+
+
+def test_unknown_attribute_lists_accepted_ones():
+    xml = '<hardware>\n<channel name="b" interface="virtual" channel="x"/>\n' \
+          '<unit name="m" type="rospy_control/Motor" channel="b" can_id="1" directoin="-1"/>\n</hardware>'
+    with pytest.raises(ConfigError) as exc:
+        load(xml)
+    msg = str(exc.value)
+    assert msg.startswith("<xml string>:3: <unit name='m'>: unknown attribute 'directoin'='-1'")
+    assert "direction" in msg and "can_id" in msg
+
+
+def test_duplicate_can_id_on_one_bus():
+    xml = motor_xml(2).replace('can_id="2"', 'can_id="1"')
+    with pytest.raises(ConfigError, match="CAN id 0x001 is already used by 'm1' on channel 'bus'"):
+        load(xml)
+
+
+def test_bad_bitrate_lists_valid_ones():
+    xml = '<hardware><channel name="b" interface="pcan" channel="PCAN_USBBUS1" bitrate="300000"/></hardware>'
+    with pytest.raises(ConfigError, match=r"<channel name='b'>: attribute 'bitrate'='300000': expected a classic "
+                                          r"CAN bitrate: .*1000000"):
+        load(xml)
+
+
+def test_malformed_xml_has_line():
+    with pytest.raises(ConfigError, match=r"<xml string>:3: malformed XML"):
+        load("<hardware>\n<channel name='b'>\n</hardware>")
+
+
+def test_missing_file():
+    with pytest.raises(ConfigError, match="no_such.xml: hardware description file not found"):
+        load("/tmp/no_such.xml")
+
+
+def test_wrong_root_and_unexpected_element():
+    with pytest.raises(ConfigError, match="the root element must be <hardware>"):
+        load("<robot/>")
+    with pytest.raises(ConfigError, match=r":2: <motor name='x'>: unexpected element <motor> inside <hardware>"):
+        load('<hardware>\n<motor name="x"/></hardware>')
+
+
+def test_bad_simulation_attribute_fails_at_load_even_without_simulation():
+    xml = motor_xml(1, sim_attrs='inertia="-1"', simulation='<simulation enabled="false"/>')
+    with pytest.raises(ConfigError, match=r"<simulation>: attribute 'inertia'='-1': expected a positive inertia"):
+        load(xml)
+
+
+def test_contact_simulation_referencing_unknown_motor():
+    extra = ('<unit name="foot" type="rospy_control/ContactSensor" channel="bus" can_id="0x30">'
+             '<simulation hfe_motor="m1" kfe_motor="knee"/></unit>')
+    with pytest.raises(ConfigError, match="refers to motor 'knee', which is not a motor on channel 'bus'"):
+        load(motor_xml(1, extra=extra))
+
+
+def test_module_class_type_and_groups():
+    xml = ('<hardware><channel name="b" interface="virtual" channel="x"/>'
+           '<group name="leg" channel="b">'
+           '<unit name="knee" type="rospy_control.middleware.units:Motor" can_id="3" joint="knee_joint"/>'
+           '<unit name="foot" type="rospy_control/ContactSensor" can_id="0x30" frame_id="foot_link"/>'
+           '</group></hardware>')
+    mw = load(xml)
+    leg = mw.unit("leg")
+    assert isinstance(leg, UnitGroup)
+    assert [u.name for u in leg] == ["knee", "foot"]
+    assert leg.find("foot").frame_id == "foot_link"
+    assert mw.motor("knee").joint == "knee_joint"
+    assert mw.units_of_type("rospy_control/ContactSensor") == [leg.find("foot")]
+    assert mw.units_of_type(Motor) == [mw.unit("knee")]
+    assert isinstance(mw.unit("foot"), ContactSensor)
+
+
+def test_module_class_wrong_base():
+    xml = ('<hardware><channel name="b" interface="virtual" channel="x"/>'
+           '<unit name="u" type="collections:OrderedDict" channel="b"/></hardware>')
+    with pytest.raises(PluginError, match="does not derive from 'rospy_control.middleware.units.HardwareUnit'"):
+        load(xml)
+
+
+def test_unknown_unit_lookup_lists_known():
+    mw = load(motor_xml(2))
+    from rospy_control.exceptions import HardwareError
+    with pytest.raises(HardwareError, match="Could not find unit 'm3' in middleware 't'; known units: m1, m2"):
+        mw.unit("m3")
+
+
+def test_parse_is_plain_data():
+    info = parse_hardware_xml(data_file("minimal_ok.xml"))
+    assert info.channels[0].name == "bus"
+    assert info.units[0].element.line == 6
+    assert info.units[0].element.attributes["can_id"] == "1"
+
+
+@pytest.mark.parametrize("name", ["arm_hardware.xml", "quadruped_hardware.xml"])
+def test_example_configs_load(name):
+    import os
+    from middleware_testutil import CONFIG
+    mw = load(os.path.join(CONFIG, name))
+    assert all(mw.is_simulated(c) for c in mw.channels)
+    assert all(load_ <= 0.8 for load_ in mw.bus_load().values())
