@@ -1,0 +1,90 @@
+"""``FourBarLinkageTransmission``: two actuators, two joints, the second joint coupled to the first."""
+from __future__ import annotations
+
+from typing import List, Sequence
+
+from rospy_control.transmission_interface.differential_transmission import check_pair
+from rospy_control.transmission_interface.transmission import Transmission
+
+__all__ = ["FourBarLinkageTransmission"]
+
+
+class FourBarLinkageTransmission(Transmission):
+    """Actuator 1 drives joint 1; actuator 2 drives joint 2 through a four-bar linkage whose motion
+    also depends on joint 1.
+
+    Actuator → joint (na = actuator reductions, nj = joint reductions, off = joint offsets):
+
+    * τj1 = nj1·na1·τa1,  τj2 = nj2·(na2·τa2 − nj1·na1·τa1)                          (N·m)
+    * ẋj1 = ẋa1 / (nj1·na1),  ẋj2 = (ẋa2/na2 − ẋa1/(nj1·na1)) / nj2                  (rad/s)
+    * xj1 = xa1 / (nj1·na1) + off1,  xj2 = (xa2/na2 − xa1/(nj1·na1)) / nj2 + off2      (rad)
+
+    Joint → actuator:
+
+    * τa1 = τj1 / (nj1·na1),  τa2 = (τj1 + τj2/nj2) / na2
+    * ẋa1 = nj1·na1·ẋj1,  ẋa2 = na2·(ẋj1 + nj2·ẋj2)
+    * xa1 = nj1·na1·(xj1 − off1),  xa2 = na2·((xj1 − off1) + nj2·(xj2 − off2))
+
+    Absolute encoders map like positions, torque sensors like efforts.
+
+    :raises TransmissionInterfaceError: vectors not of size 2, or a zero reduction.
+    """
+
+    num_actuators = 2
+    num_joints = 2
+
+    def __init__(self, actuator_reduction: Sequence[float], joint_reduction: Sequence[float],
+                 joint_offset: Sequence[float] = (0.0, 0.0)) -> None:
+        name = type(self).__name__
+        self.actuator_reduction = check_pair(actuator_reduction, "actuator_reduction", name)
+        self.joint_reduction = check_pair(joint_reduction, "joint_reduction", name)
+        self.joint_offset = check_pair(joint_offset, "joint_offset", name, reduction=False)
+
+    def get_actuator_reduction(self) -> List[float]:
+        return list(self.actuator_reduction)
+
+    def get_joint_reduction(self) -> List[float]:
+        return list(self.joint_reduction)
+
+    def get_joint_offset(self) -> List[float]:
+        return list(self.joint_offset)
+
+    def actuator_to_joint_effort(self, values: Sequence[float]) -> List[float]:
+        a1, a2 = self._acts(values, "actuator_to_joint_effort")
+        (na1, na2), (nj1, nj2) = self.actuator_reduction, self.joint_reduction
+        return [nj1 * na1 * a1, nj2 * (na2 * a2 - nj1 * na1 * a1)]
+
+    def actuator_to_joint_velocity(self, values: Sequence[float]) -> List[float]:
+        a1, a2 = self._acts(values, "actuator_to_joint_velocity")
+        (na1, na2), (nj1, nj2) = self.actuator_reduction, self.joint_reduction
+        return [a1 / (nj1 * na1), (a2 / na2 - a1 / (nj1 * na1)) / nj2]
+
+    def actuator_to_joint_position(self, values: Sequence[float]) -> List[float]:
+        j1, j2 = self.actuator_to_joint_velocity(self._acts(values, "actuator_to_joint_position"))
+        return [j1 + self.joint_offset[0], j2 + self.joint_offset[1]]
+
+    def joint_to_actuator_effort(self, values: Sequence[float]) -> List[float]:
+        j1, j2 = self._jnts(values, "joint_to_actuator_effort")
+        (na1, na2), (nj1, nj2) = self.actuator_reduction, self.joint_reduction
+        return [j1 / (nj1 * na1), (j1 + j2 / nj2) / na2]
+
+    def joint_to_actuator_velocity(self, values: Sequence[float]) -> List[float]:
+        j1, j2 = self._jnts(values, "joint_to_actuator_velocity")
+        (na1, na2), (nj1, nj2) = self.actuator_reduction, self.joint_reduction
+        return [nj1 * na1 * j1, na2 * (j1 + nj2 * j2)]
+
+    def joint_to_actuator_position(self, values: Sequence[float]) -> List[float]:
+        j1, j2 = self._jnts(values, "joint_to_actuator_position")
+        return self.joint_to_actuator_velocity([j1 - self.joint_offset[0], j2 - self.joint_offset[1]])
+
+    def has_actuator_to_joint_absolute_position(self) -> bool:
+        return True
+
+    def has_actuator_to_joint_torque_sensor(self) -> bool:
+        return True
+
+    def actuator_to_joint_absolute_position(self, values: Sequence[float]) -> List[float]:
+        return self.actuator_to_joint_position(values)
+
+    def actuator_to_joint_torque_sensor(self, values: Sequence[float]) -> List[float]:
+        return self.actuator_to_joint_effort(values)

@@ -1,0 +1,84 @@
+"""Plain records produced by the URDF transmission parser (``transmission_info.h``).
+
+Phase one of ros_control's two-phase transmission loading: XML becomes these records; phase two
+(:mod:`~rospy_control.transmission_interface.transmission_loader`) reads the type-specific elements
+(``mechanicalReduction``, ``offset``, ``role``, ...) from the kept XML element.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, List, Optional
+
+from lxml import etree
+
+
+@dataclass
+class JointInfo:
+    """One ``<joint>`` of a transmission.
+
+    :ivar name: joint name.
+    :ivar hardware_interfaces: non-empty ``<hardwareInterface>`` texts, in document order.
+    :ivar role: text of ``<role>`` ("" when absent or empty).
+    :ivar xml_element: the lxml element (kept for type-specific loaders).
+    :ivar line: source line of the element.
+    """
+
+    name: str
+    hardware_interfaces: List[str] = field(default_factory=list)
+    role: str = ""
+    xml_element: Any = None
+    line: Optional[int] = None
+
+    @property
+    def xml(self) -> str:
+        """The element serialized as XML text."""
+        if self.xml_element is None:
+            return ""
+        return etree.tostring(self.xml_element, encoding="unicode", with_tail=False)
+
+
+@dataclass
+class ActuatorInfo:
+    """One ``<actuator>`` of a transmission (``hardware_interfaces`` may be empty)."""
+
+    name: str
+    hardware_interfaces: List[str] = field(default_factory=list)
+    role: str = ""
+    xml_element: Any = None
+    line: Optional[int] = None
+
+    xml = JointInfo.xml
+
+
+@dataclass
+class TransmissionInfo:
+    """One ``<transmission>``: name, ``<type>`` text, joints and actuators."""
+
+    name: str
+    type: str
+    joints: List[JointInfo] = field(default_factory=list)
+    actuators: List[ActuatorInfo] = field(default_factory=list)
+    xml_element: Any = None
+    line: Optional[int] = None
+    source: str = "<urdf>"
+
+    @property
+    def where(self) -> str:
+        """``source:line`` of the ``<transmission>`` element."""
+        return f"{self.source}:{self.line}" if self.line is not None else self.source
+
+
+@dataclass
+class SkippedTransmission:
+    """A ``<transmission>`` the parser skipped, with the reason and the joints it named."""
+
+    name: str
+    reason: str
+    line: Optional[int] = None
+    source: str = "<urdf>"
+    joints: List[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        where = f"{self.source}:{self.line}" if self.line is not None else self.source
+        label = f"'{self.name}'" if self.name else "(unnamed)"
+        return f"transmission {label} at {where}: {self.reason}"
