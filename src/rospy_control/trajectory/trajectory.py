@@ -2,8 +2,10 @@
 
 Model (as ros_controllers): every joint has its own ordered list of segments ("pieces"); the piece
 used at time ``t`` is the last one whose start is ``<= t`` (``find_segment``); sampling before a
-joint's first piece or after the piece's end returns the boundary position with zero velocity and
-acceleration.  Joints may have different knots (partial-joint goals, replacement merges).
+joint's first piece or from the piece's end on returns the boundary position with zero velocity and
+acceleration.  (At exactly the end time of a joint's *last* segment this gives zero velocity where
+upstream would still return the segment's end velocity; a zero-length segment is likewise "ended"
+at its own instant.  Everywhere else the semantics are upstream's.)  Joints may have different knots (partial-joint goals, replacement merges).
 
 Speed: the control loop samples at up to 1 kHz, so the constructor (called off the loop) compiles
 the pieces onto the **union of all knots** of all joints.  Within one grid interval every joint is
@@ -58,13 +60,13 @@ class JointPieces:
         return int(np.searchsorted(self.starts, time, side="right")) - 1
 
     def sample(self, time: float) -> Tuple[float, float, float]:
-        """Position, velocity, acceleration of this joint at ``time`` (upstream semantics)."""
+        """Position, velocity, acceleration of this joint at ``time`` (same rules as the grid)."""
         i = self.find(time)
         if i < 0:
             return float(self.coefficients[0, 0]), 0.0, 0.0
         tau = time - self.starts[i]
         duration = self.ends[i] - self.starts[i]
-        if tau > duration:
+        if tau >= duration:
             p, _, _ = evaluate(self.coefficients[i], duration)
             return float(p), 0.0, 0.0
         p, v, a = evaluate(self.coefficients[i], tau)
