@@ -30,7 +30,8 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--hardware", action="store_true",
                       help="use the real interfaces even where the XML enables <simulation>")
     p.add_argument("--passive", action="store_true", help="do not enable motors or poll sensors; only listen")
-    p.add_argument("--hold", action="store_true", help="after enabling, hold each motor at its current position")
+    p.add_argument("--hold", action="store_true",
+                   help="after enabling, hold each motor at its current position")
     p.add_argument("--duration", type=float, default=3.0, help="seconds to show the live table (default 3)")
     p.add_argument("--refresh", type=float, default=0.25, help="table refresh period in seconds")
     return p
@@ -70,7 +71,8 @@ def _row(u, s) -> str:
                 f"T {temp:>3} {en} {s.mode.name:<8} {status}")
     if isinstance(u, ImuSensor):
         a = s.linear_acceleration
-        return f"{u.name:<22} acc {a[0]:+6.2f} {a[1]:+6.2f} {a[2]:+6.2f}  q {s.orientation[3]:+.3f}w  {status}"
+        return (f"{u.name:<22} acc {a[0]:+6.2f} {a[1]:+6.2f} {a[2]:+6.2f}  "
+                f"q {s.orientation[3]:+.3f}w  {status}")
     if isinstance(u, ContactSensor):
         return f"{u.name:<22} contact {'yes' if s.in_contact else 'no ':<3} force {s.force:7.1f} N  {status}"
     if isinstance(u, ForceTorqueSensor):
@@ -120,9 +122,11 @@ def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
         out.write("\n".join(table(mw)) + "\n\nstatistics:\n")
         for name, st in mw.statistics()["channels"].items():
             missed = {k: v for k, v in st["reply_timeouts"].items() if v}
-            out.write(f"  {name}: {st['cycles']} cycles, {st['late_cycles']} late, {st['overruns']} overruns, "
+            out.write(f"  {name}: {st['cycles']} cycles, {st['late_cycles']} late, "
+                      f"{st['overruns']} overruns, "
                       f"{st['frames_sent']} frames sent, {st['frames_received']} received, "
-                      f"{st['bad_frames']} bad, {st['unknown_frames']} unknown, {st['bus_errors']} bus errors, "
+                      f"{st['bad_frames']} bad, {st['unknown_frames']} unknown, "
+                      f"{st['bus_errors']} bus errors, "
                       f"missed replies {missed or 'none'}\n")
         faults = mw.faults()
         if faults:

@@ -8,6 +8,7 @@ validated -- all before anything is opened, so a bad file never starts half-conf
 from __future__ import annotations
 
 import threading
+import time
 from typing import Dict, Iterator, List, Optional, Union
 
 from rospy_control.exceptions import HardwareError
@@ -16,7 +17,8 @@ from rospy_control.middleware.channel import CanChannel
 from rospy_control.middleware.config import HardwareInfo, parse_hardware_xml
 from rospy_control.middleware.simulation import SimulatedFirmware, SimulationSettings
 from rospy_control.middleware.units import (
-    CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, HardwareUnit, ImuSensor, Motor, UnitGroup,
+    CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, HardwareUnit, ImuSensor, Motor,
+    UnitGroup,
 )
 from rospy_control.plugins import Registry
 
@@ -107,7 +109,7 @@ class Middleware:
             el = ui.element
             where = f"{el.source}:{el.line}: {el.describe()}"
             cls = UNIT_TYPES.resolve(ui.type, where=where)
-            if ui.members and not issubclass(cls, UnitGroup) or el.tag == "group" and not issubclass(cls, UnitGroup):
+            if (ui.members or el.tag == "group") and not issubclass(cls, UnitGroup):
                 raise el.error(f"type '{ui.type}' is not a group type (expected a UnitGroup subclass)")
             unit = cls.from_info(ui)
             unit.simulation = el.child("simulation")
@@ -210,7 +212,8 @@ class Middleware:
         """Open every bus, start the simulators and one read/write thread per channel.
 
         :param enable_motors: send enter-motor-mode and commands; ``False`` only listens.
-        :param wait: return after every channel completed its first cycle.
+        :param wait: return once every unit has answered (or faulted), at most after 1 s, so the first
+            :meth:`snapshot` holds real values.
         :raises CommunicationError: a bus cannot be opened (everything opened so far is closed again).
         """
         if self._closed:
@@ -227,7 +230,8 @@ class Middleware:
                         "highest rate that fits: %.0f Hz", name, 100 * load, ch.rate, len(ch.units),
                         100 * ch.max_bus_load, ch.max_rate(ch.max_bus_load))
                 else:
-                    logger.info("channel '%s': estimated bus load %.0f %% at %.0f Hz", name, 100 * load, ch.rate)
+                    logger.info("channel '%s': estimated bus load %.0f %% at %.0f Hz", name, 100 * load,
+                                ch.rate)
                 sim = self._simulators.get(name)
                 if sim is not None:
                     vch = f"rospy_control.sim.{self.name}.{name}.{id(self):x}"
@@ -238,13 +242,25 @@ class Middleware:
             for ch in self.channels.values():
                 ch.start(enable_motors)
             if wait:
-                for ch in self.channels.values():
-                    ch.wait_first_cycle(1.0)
+                self._wait_ready(enable_motors)
         except BaseException:
             self.shutdown()
             raise
         logger.info("middleware '%s' started: %d units on %d channel(s)%s", self.name, len(self._leaves),
                     len(self.channels), " (simulated)" if self._simulators else "")
+
+    def _wait_ready(self, enabled: bool, timeout: float = 1.0) -> None:
+        """Wait until each channel published a cycle in which every unit had answered or faulted."""
+        end = time.monotonic() + timeout
+        for ch in self.channels.values():
+            ch.wait_first_cycle(max(0.0, end - time.monotonic()))
+        if not enabled:
+            return
+        while time.monotonic() < end:
+            snap = self.snapshot()
+            if all(s is None or s.received or s.fault for s in snap.states.values()):
+                return
+            time.sleep(0.001)
 
     def shutdown(self) -> None:
         """Stop the threads, send exit-motor-mode to every motor, close buses and simulators.
@@ -326,5 +342,3 @@ class Middleware:
             "channels": {n: ch.statistics() for n, ch in self.channels.items()},
             "faults": self.faults(),
         }
-
-

@@ -88,6 +88,8 @@ class _SimUnit:
         self.fault_value: Optional[float] = None
         self.latency: Optional[float] = None
         self.seq = 0
+        #: frames received for this unit (including ignored ones while silent)
+        self.frames = 0
         self._reader = AttributeReader(el if el is not None else ElementInfo("simulation", {}, "", None, ()))
 
     def _finish(self) -> None:
@@ -110,10 +112,13 @@ class SimulatedMotor(_SimUnit):
         self.limits = lim
         self.motor_id = motor.can_id
         self.dlc = motor.reply_dlc
-        self.inertia = r.get("inertia", to_float, 0.01, check=positive, expected="a positive inertia (kg m^2)")
-        self.damping = r.get("damping", to_float, 0.05, check=non_negative, expected="a number >= 0 (N m s/rad)")
+        self.inertia = r.get("inertia", to_float, 0.01, check=positive,
+                             expected="a positive inertia (kg m^2)")
+        self.damping = r.get("damping", to_float, 0.05, check=non_negative,
+                             expected="a number >= 0 (N m s/rad)")
         self.friction = r.get("friction", to_float, 0.05, check=non_negative, expected="a number >= 0 (N m)")
-        self.torque_limit = r.get("torque_limit", to_float, min(abs(lim.t_min), abs(lim.t_max)), check=positive,
+        self.torque_limit = r.get("torque_limit", to_float, min(abs(lim.t_min), abs(lim.t_max)),
+                                  check=positive,
                                   expected="a positive torque (N m)")
         self.load_torque = r.get("load_torque", to_float, 0.0)
         stop_min = r.get("stop_min", to_float, None)
@@ -306,8 +311,9 @@ class _SimContact(_SimSensor):
             contact = pen >= 0.0
             force = self.weight + self.stiffness * pen if contact else 0.0
         self.seq = (self.seq + 1) & 0xFF
-        return [(self.reply_id, sensors.encode_contact(contact, force, self.unit.force_range,
-                                                        self.fault == "error_flag", self.seq))]
+        payload = sensors.encode_contact(contact, force, self.unit.force_range, self.fault == "error_flag",
+                                         self.seq)
+        return [(self.reply_id, payload)]
 
 
 class _SimForceTorque(_SimSensor):
@@ -348,8 +354,8 @@ class _SimEncoder(_SimSensor):
         flags = sensors.FLAG_ERROR if self.fault == "error_flag" else 0
         self.seq = (self.seq + 1) & 0xFF
         u = self.unit
-        return [(self.reply_id, sensors.encode_encoder(p, v, u.counts_per_rev, u.velocity_range, flags,
-                                                        self.seq))]
+        payload = sensors.encode_encoder(p, v, u.counts_per_rev, u.velocity_range, flags, self.seq)
+        return [(self.reply_id, payload)]
 
 
 _SENSOR_MODELS = ((ImuSensor, _SimImu), (ContactSensor, _SimContact), (ForceTorqueSensor, _SimForceTorque),
@@ -367,7 +373,8 @@ class SimulatedFirmware:
     :param master_id: id replies are sent to.
     """
 
-    def __init__(self, name: str, units: List[CanUnit], settings: SimulationSettings, master_id: int = 0) -> None:
+    def __init__(self, name: str, units: List[CanUnit], settings: SimulationSettings,
+                 master_id: int = 0) -> None:
         self.name = name
         self.settings = settings
         self.master_id = master_id
@@ -410,7 +417,8 @@ class SimulatedFirmware:
         m = self.by_name.get(name)
         if not isinstance(m, SimulatedMotor):
             where = referrer._reader.element if referrer is not None else None
-            msg = (f"<simulation> of '{referrer.name if referrer else '?'}' refers to motor '{name}', which is "
+            who = referrer.name if referrer else "?"
+            msg = (f"<simulation> of '{who}' refers to motor '{name}', which is "
                    f"not a motor on channel '{self.name}'; motors there: "
                    + ", ".join(sorted(n for n, u in self.by_name.items() if isinstance(u, SimulatedMotor))))
             raise ConfigError(msg, where.source if where else None, where.line if where else None)
@@ -491,10 +499,12 @@ class SimulatedFirmware:
                     aid = msg.arbitration_id
                     m = motors.get(aid)
                     if m is not None:
+                        m.frames += 1
                         if m.fault != "silent":
                             payload = m.handle(msg.data, now, dt)
                             if payload is not None:
-                                lat = self._latency(m) if (m.latency or m.fault or self.settings.latency) else 0.0
+                                lat = self._latency(m) if (m.latency or m.fault or self.settings.latency) \
+                                    else 0.0
                                 if lat > 0.0:
                                     heapq.heappush(heap, (now + lat, next(self._counter), can.Message(
                                         arbitration_id=master, is_extended_id=False, data=payload)))
@@ -505,6 +515,8 @@ class SimulatedFirmware:
                                 self._after_reply(m, send)
                     else:
                         s = sens.get(aid)
+                        if s is not None:
+                            s.frames += 1
                         if s is not None and s.fault != "silent" and len(msg.data) == 0:
                             lat = self._latency(s)
                             for rid, payload in s.answer(self):
@@ -527,8 +539,10 @@ class SimulatedFirmware:
 
     def _after_reply(self, unit: _SimUnit, send) -> None:
         if unit.fault == "garbage":
-            send(can.Message(arbitration_id=self.master_id, is_extended_id=False, data=b"\x00\xA5\x5A"))
-            send(can.Message(arbitration_id=0x7EE, is_extended_id=False, data=bytes(random.getrandbits(8)
-                                                                                       for _ in range(8))))
+            # a too-short reply carrying the motor's id, and a frame on an id nobody uses
+            send(can.Message(arbitration_id=self.master_id, is_extended_id=False,
+                             data=bytes((getattr(unit, "motor_id", 0), 0xA5, 0x5A))))
+            junk = bytes(random.getrandbits(8) for _ in range(8))
+            send(can.Message(arbitration_id=0x7EE, is_extended_id=False, data=junk))
         if self.bus_errors:
             send(can.Message(is_error_frame=True, arbitration_id=0, data=b""))

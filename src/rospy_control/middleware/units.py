@@ -25,7 +25,7 @@ import can
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware.config import (
-    AttributeReader, ElementInfo, UnitInfo, non_negative, positive, to_bool, to_float, to_int, to_str,
+    AttributeReader, ElementInfo, UnitInfo, non_negative, positive, to_float, to_int, to_str,
 )
 from rospy_control.middleware.protocols import mit, sensors
 
@@ -522,7 +522,8 @@ class Motor(CanUnit):
             if err:
                 self._set_fault(f"motor reported error code 0x{err:02X}")
             elif temp > self.max_temperature:
-                self._set_fault(f"over-temperature: {temp:.0f} C > max_temperature {self.max_temperature:.0f} C")
+                self._set_fault(
+                    f"over-temperature: {temp:.0f} C > max_temperature {self.max_temperature:.0f} C")
         self._last_reply = now
         self._received = True
         if self._inflight_enter:
@@ -785,7 +786,8 @@ class ForceTorqueSensor(CanSensor):
     def from_info(cls, info: UnitInfo) -> "ForceTorqueSensor":
         r = AttributeReader(info.element, ignore=("name", "type", "channel"))
         kw = cls._common_kwargs(info, r)
-        kw["force_range"] = r.get("force_range", to_float, 500.0, check=positive, expected="a positive number")
+        kw["force_range"] = r.get("force_range", to_float, 500.0, check=positive,
+                                  expected="a positive number")
         kw["torque_range"] = r.get("torque_range", to_float, 50.0, check=positive,
                                    expected="a positive number")
         r.finish()
@@ -812,4 +814,3 @@ class ForceTorqueSensor(CanSensor):
             self._check_timeout(now)
         s = self._state = self._end_state()
         return s
-

@@ -34,5 +34,3 @@ def motor_xml(n_motors: int = 2, rate: float = 1000.0, fault_timeout: float = 0.
         for i in range(1, n_motors + 1))
     return (f'<hardware name="t"><channel name="bus" interface="socketcan" channel="can9" rate="{rate}" '
             f'fault_timeout="{fault_timeout}">{simulation}</channel>{motors}{extra}</hardware>')
-
-

@@ -93,8 +93,8 @@ def test_duplicate_can_id_on_one_bus():
 
 def test_bad_bitrate_lists_valid_ones():
     xml = '<hardware><channel name="b" interface="pcan" channel="PCAN_USBBUS1" bitrate="300000"/></hardware>'
-    with pytest.raises(ConfigError, match=r"<channel name='b'>: attribute 'bitrate'='300000': expected a classic "
-                                          r"CAN bitrate: .*1000000"):
+    with pytest.raises(ConfigError, match=r"<channel name='b'>: attribute 'bitrate'='300000': "
+                                          r"expected a classic CAN bitrate: .*1000000"):
         load(xml)
 
 
@@ -111,13 +111,15 @@ def test_missing_file():
 def test_wrong_root_and_unexpected_element():
     with pytest.raises(ConfigError, match="the root element must be <hardware>"):
         load("<robot/>")
-    with pytest.raises(ConfigError, match=r":2: <motor name='x'>: unexpected element <motor> inside <hardware>"):
+    with pytest.raises(ConfigError,
+                       match=r":2: <motor name='x'>: unexpected element <motor> inside <hardware>"):
         load('<hardware>\n<motor name="x"/></hardware>')
 
 
 def test_bad_simulation_attribute_fails_at_load_even_without_simulation():
     xml = motor_xml(1, sim_attrs='inertia="-1"', simulation='<simulation enabled="false"/>')
-    with pytest.raises(ConfigError, match=r"<simulation>: attribute 'inertia'='-1': expected a positive inertia"):
+    with pytest.raises(ConfigError,
+                       match=r"<simulation>: attribute 'inertia'='-1': expected a positive inertia"):
         load(xml)
 
 
@@ -148,14 +150,16 @@ def test_module_class_type_and_groups():
 def test_module_class_wrong_base():
     xml = ('<hardware><channel name="b" interface="virtual" channel="x"/>'
            '<unit name="u" type="collections:OrderedDict" channel="b"/></hardware>')
-    with pytest.raises(PluginError, match="does not derive from 'rospy_control.middleware.units.HardwareUnit'"):
+    with pytest.raises(PluginError,
+                       match="does not derive from 'rospy_control.middleware.units.HardwareUnit'"):
         load(xml)
 
 
 def test_unknown_unit_lookup_lists_known():
     mw = load(motor_xml(2))
     from rospy_control.exceptions import HardwareError
-    with pytest.raises(HardwareError, match="Could not find unit 'm3' in middleware 't'; known units: m1, m2"):
+    with pytest.raises(HardwareError,
+                       match="Could not find unit 'm3' in middleware 't'; known units: m1, m2"):
         mw.unit("m3")
 
 

@@ -29,7 +29,8 @@ def test_contact_frame():
     c, f, err = sensors.decode_contact(data, 1000.0)
     assert c is True and err is False
     assert f == pytest.approx(500.0, abs=1000 / 65535)
-    assert sensors.decode_contact(sensors.encode_contact(False, -5, 1000.0, error=True), 1000.0) == (False, 0.0, True)
+    frame = sensors.encode_contact(False, -5, 1000.0, error=True)
+    assert sensors.decode_contact(frame, 1000.0) == (False, 0.0, True)
 
 
 def test_encoder_frame():

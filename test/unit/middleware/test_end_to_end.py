@@ -1,0 +1,304 @@
+"""Middleware + CanChannel + simulated firmware, end to end over python-can's virtual bus."""
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from rospy_control.exceptions import CommunicationError, HardwareError
+from rospy_control.middleware import ControlMode, Middleware, MotorState
+
+from middleware_testutil import motor_xml, wait_until
+
+
+def cycles(mw, channel="bus"):
+    return mw.channels[channel].cycles
+
+
+def wait_cycles(mw, n, channel="bus"):
+    start = cycles(mw, channel)
+    assert wait_until(lambda: cycles(mw, channel) >= start + n, timeout=5.0)
+
+
+def test_position_command_is_reached_and_mode_confirmed(make_mw):
+    mw = make_mw(motor_xml(2))
+    mw.start()
+    snap = mw.snapshot()
+    assert isinstance(snap["m1"], MotorState) and snap["m1"].enabled
+    mw.set_command("m1", ControlMode.POSITION, 1.0)
+    assert wait_until(lambda: abs(mw.snapshot()["m1"].position - 1.0) < 0.02, timeout=5.0)
+    assert mw.mode_confirmed("m1", ControlMode.POSITION)
+    s = mw.snapshot()["m1"]
+    assert s.mode == ControlMode.POSITION and s.requested_mode == ControlMode.POSITION and not s.fault
+    assert abs(mw.snapshot()["m2"].position) < 0.02  # the other motor was not commanded
+
+
+def test_velocity_and_effort_modes(make_mw):
+    mw = make_mw(motor_xml(1))
+    mw.start()
+    m = mw.motor("m1")
+    m.request_mode(ControlMode.VELOCITY)
+    assert wait_until(lambda: m.mode_confirmed(ControlMode.VELOCITY))
+    m.set_command(ControlMode.VELOCITY, 2.0)
+    assert wait_until(lambda: abs(mw.snapshot()["m1"].velocity - 2.0) < 0.3, timeout=5.0)
+    m.set_command(ControlMode.EFFORT, 1.5)
+    assert wait_until(lambda: m.mode_confirmed(ControlMode.EFFORT))
+    # the firmware reports the torque it applies: t_ff with kp = kd = 0
+    assert wait_until(lambda: abs(mw.snapshot()["m1"].effort - 1.5) < 0.02)
+    m.set_mit_command(0.0, 0.0, 30.0, 1.0, 0.0)
+    assert wait_until(lambda: abs(mw.snapshot()["m1"].position) < 0.05, timeout=5.0)
+    assert mw.snapshot()["m1"].mode == ControlMode.MIT
+
+
+def test_direction_and_zero_offset(make_mw):
+    mw = make_mw(motor_xml(1, motor_attrs='direction="-1" zero_offset="0.5"',
+                           sim_attrs='initial_position="0.2"'))
+    mw.start()
+    assert abs(mw.snapshot()["m1"].position - 0.2) < 0.01
+    mw.set_command("m1", ControlMode.POSITION, 0.4)
+    assert wait_until(lambda: abs(mw.snapshot()["m1"].position - 0.4) < 0.01, timeout=5.0)
+    # motor frame: -1 * 0.4 + 0.5
+    assert wait_until(lambda: abs(mw.simulator("bus").by_name["m1"].p - 0.1) < 0.01, timeout=5.0)
+
+
+def test_silent_motor_faults_within_timeout_and_gets_no_commands(make_mw):
+    mw = make_mw(motor_xml(2, fault_timeout=0.03))
+    mw.start()
+    sim = mw.simulator("bus")
+    sim.set_fault("m1", "silent")
+    assert wait_until(lambda: mw.snapshot()["m1"].fault)
+    s = mw.snapshot()["m1"]
+    assert s.fault_reason.startswith("no reply for ") and "(fault_timeout 30.0 ms)" in s.fault_reason
+    silent_ms = float(s.fault_reason.split()[3])
+    assert 30.0 <= silent_ms < 30.0 + 25.0  # detected at the first cycle end after the timeout
+    assert not s.enabled
+    assert mw.faults() == {"m1": s.fault_reason}
+    assert mw.statistics()["channels"]["bus"]["reply_timeouts"]["m1"] > 0
+    # one exit-motor-mode frame after the fault, then nothing
+    wait_cycles(mw, 3)
+    frames = sim.by_name["m1"].frames
+    wait_cycles(mw, 20)
+    assert sim.by_name["m1"].frames == frames
+    assert not mw.snapshot()["m2"].fault
+    # stays in FAULT until an explicit reset, even when the device would answer again
+    sim.clear_fault("m1")
+    wait_cycles(mw, 20)
+    assert mw.snapshot()["m1"].fault
+    mw.reset_fault("m1")
+    assert wait_until(lambda: not mw.snapshot()["m1"].fault and mw.snapshot()["m1"].enabled)
+    assert mw.snapshot()["m1"].requested_mode == ControlMode.NONE
+
+
+@pytest.mark.parametrize("fault,value,reason", [
+    ("error_flag", 7, "motor reported error code 0x07"),
+    ("over_temperature", 120, "over-temperature: 120 C > max_temperature 90 C"),
+])
+def test_firmware_reported_faults(make_mw, fault, value, reason):
+    mw = make_mw(motor_xml(1))
+    mw.start()
+    mw.simulator("bus").set_fault("m1", fault, value)
+    assert wait_until(lambda: mw.snapshot()["m1"].fault)
+    assert mw.snapshot()["m1"].fault_reason == reason
+
+
+def test_wrong_dlc_is_counted_and_leads_to_timeout_fault(make_mw):
+    mw = make_mw(motor_xml(1, fault_timeout=0.03))
+    mw.start()
+    mw.simulator("bus").set_fault("m1", "wrong_dlc")
+    assert wait_until(lambda: mw.snapshot()["m1"].fault)
+    assert mw.statistics()["channels"]["bus"]["bad_frames"] > 0
+    assert "no reply" in mw.snapshot()["m1"].fault_reason
+
+
+def test_garbage_is_counted_and_ignored(make_mw):
+    mw = make_mw(motor_xml(1))
+    mw.start()
+    mw.set_command("m1", ControlMode.POSITION, 0.5)
+    mw.simulator("bus").set_fault("m1", "garbage")
+    wait_cycles(mw, 30)
+    st = mw.statistics()["channels"]["bus"]
+    assert st["unknown_frames"] > 0 and st["bad_frames"] > 0
+    assert wait_until(lambda: abs(mw.snapshot()["m1"].position - 0.5) < 0.02, timeout=5.0)
+    assert not mw.snapshot()["m1"].fault
+
+
+def test_late_replies_count_as_missed_but_do_not_fault(make_mw):
+    # 200 Hz: period 5 ms, reply window 4 ms; replies 4.5 ms late miss the window but not the cycle.
+    # (MIT replies carry no sequence number: a reply later than a whole period would simply be taken
+    # as the next cycle's answer, as on the real bus.)
+    mw = make_mw(motor_xml(1, rate=200, fault_timeout=0.2))
+    mw.start()
+    mw.simulator("bus").set_fault("m1", "late", 0.0045)
+    wait_cycles(mw, 30)
+    assert mw.statistics()["channels"]["bus"]["reply_timeouts"]["m1"] >= 10
+    assert not mw.snapshot()["m1"].fault
+
+
+def test_replies_later_than_fault_timeout_fault(make_mw):
+    mw = make_mw(motor_xml(1, rate=500, fault_timeout=0.02))
+    mw.start()
+    mw.simulator("bus").set_fault("m1", "late", 0.1)
+    assert wait_until(lambda: mw.snapshot()["m1"].fault)
+    assert "no reply" in mw.snapshot()["m1"].fault_reason
+
+
+def test_bus_errors_are_counted(make_mw, caplog):
+    mw = make_mw(motor_xml(1))
+    mw.start()
+    with caplog.at_level(logging.WARNING):
+        mw.simulator("bus").set_fault(None, "bus_errors")
+        assert wait_until(lambda: mw.statistics()["channels"]["bus"]["bus_errors"] > 5)
+    assert "CAN error frame received" in caplog.text
+    assert not mw.faults()
+
+
+def test_passive_only_listens(make_mw):
+    mw = make_mw(motor_xml(2))
+    mw.start(enable_motors=False)
+    wait_cycles(mw, 10)
+    st = mw.statistics()["channels"]["bus"]
+    assert st["frames_sent"] == 0 and st["reply_timeouts"] == {"m1": 0, "m2": 0}
+    assert not mw.simulator("bus").by_name["m1"].enabled
+    assert not mw.faults()
+
+
+def test_shutdown_sends_exit_to_every_motor_and_is_idempotent(make_mw):
+    mw = make_mw(motor_xml(3))
+    mw.start()
+    sim = mw.simulator("bus")
+    assert all(sim.by_name[f"m{i}"].enabled for i in (1, 2, 3))
+    mw.shutdown()
+    assert not any(sim.by_name[f"m{i}"].enabled for i in (1, 2, 3))
+    mw.shutdown()
+    assert not mw.running
+    with pytest.raises(HardwareError, match="was shut down"):
+        mw.start()
+
+
+def test_context_manager(make_mw):
+    with make_mw(motor_xml(1)) as mw:
+        assert mw.running and mw.snapshot()["m1"].enabled
+    assert not mw.running
+
+
+def test_bus_that_cannot_be_opened_names_interface_and_channel_and_closes_the_rest(make_mw):
+    xml = motor_xml(1).replace(
+        "</hardware>",
+        '<channel name="hw" interface="no_such_interface" channel="adapter7"/>'
+        '<unit name="x" type="rospy_control/Motor" channel="hw" can_id="1"/></hardware>')
+    mw = make_mw(xml)
+    with pytest.raises(CommunicationError) as exc:
+        mw.start()
+    assert "interface='no_such_interface' channel='adapter7'" in str(exc.value)
+    assert "channel 'hw' at <xml string>:1" in str(exc.value)
+    mw.shutdown()  # safe after a failed start; leak check verifies the simulated bus was closed
+
+
+def test_thread_errors_are_surfaced_not_lost(make_mw):
+    mw = make_mw(motor_xml(1))
+    mw.start()
+    motor = mw.motor("m1")
+
+    def broken(arb_id, data, now):
+        raise RuntimeError("decoder exploded")
+
+    motor._on_frame = broken
+    assert wait_until(lambda: mw.channels["bus"].thread_errors > 0)
+    with pytest.raises(CommunicationError, match="RuntimeError: decoder exploded"):
+        mw.check()
+    n = cycles(mw)
+    assert wait_until(lambda: cycles(mw) > n + 5)  # the thread kept running
+    del motor._on_frame
+
+
+def test_set_zero(make_mw):
+    mw = make_mw(motor_xml(1, sim_attrs='initial_position="1.0"'))
+    mw.start()
+    assert abs(mw.snapshot()["m1"].position - 1.0) < 0.01
+    mw.motor("m1").request_zero()
+    assert wait_until(lambda: abs(mw.snapshot()["m1"].position) < 0.01)
+
+
+def test_snapshot_is_immutable_and_advances(make_mw):
+    mw = make_mw(motor_xml(2))
+    mw.start()
+    a = mw.snapshot()
+    wait_cycles(mw, 2)
+    b = mw.snapshot()
+    assert set(a) == {"m1", "m2"} and len(b) == 2
+    assert b.stamp > a.stamp
+    with pytest.raises(AttributeError):
+        a["m1"].position = 3.0
+
+
+def test_bus_load_warning_at_start(make_mw, caplog):
+    mw = make_mw(motor_xml(6, rate=1000))
+    assert mw.bus_load()["bus"] == pytest.approx(6 * 270 * 1000 / 1e6)
+    with caplog.at_level(logging.WARNING):
+        mw.start()
+    assert "estimated bus load 162 % at 1000 Hz with 6 units exceeds 80 %" in caplog.text
+
+
+def test_statistics(make_mw):
+    mw = make_mw(motor_xml(2))
+    mw.start()
+    wait_cycles(mw, 10)
+    st = mw.statistics()
+    ch = st["channels"]["bus"]
+    assert st["simulated"] == ["bus"] and st["faults"] == {}
+    assert ch["cycles"] >= 10 and ch["frames_sent"] >= 20 and ch["frames_received"] >= 18
+    assert set(ch["reply_timeouts"]) == {"m1", "m2"}
+    assert {"late_cycles", "overruns", "bus_errors", "bus_load_estimate"} <= set(ch)
+
+
+def test_shared_instance():
+    Middleware.release_instance()
+    with pytest.raises(HardwareError, match="not configured yet"):
+        Middleware.instance()
+    mw = Middleware.instance(motor_xml(1))
+    try:
+        assert Middleware.instance() is mw
+    finally:
+        Middleware.release_instance()
+    assert not mw.running
+
+
+def test_quadruped_imu_and_contacts(make_mw):
+    from middleware_testutil import CONFIG
+    import os
+    mw = make_mw(os.path.join(CONFIG, "quadruped_hardware.xml"))
+    mw.start()
+    snap = mw.snapshot()
+    imu = snap["imu"]
+    assert imu.frame_id == "imu_link"
+    assert imu.linear_acceleration[2] == pytest.approx(9.81, abs=0.2)
+    assert abs(imu.linear_acceleration[0]) < 0.2 and abs(imu.angular_velocity[2]) < 0.05
+    assert imu.orientation == pytest.approx((0, 0, 0, 1), abs=1e-3)
+    feet = [f"{leg}_foot_contact" for leg in ("lf", "rf", "lh", "rh")]
+    assert all(snap[f].in_contact and snap[f].force > 0 for f in feet)
+    assert snap["lf_foot_contact"].frame_id == "lf_foot"
+    assert [u.name for u in mw.unit("lh")] == [
+        "lh_haa_motor", "lh_hfe_motor", "lh_kfe_motor", "lh_foot_contact"]
+    assert mw.motor("rh_kfe_motor").joint == "rh_kfe_joint"
+    mw.set_command("lf_kfe_motor", ControlMode.POSITION, -2.2)  # fold the knee: the foot lifts
+    assert wait_until(lambda: not mw.snapshot()["lf_foot_contact"].in_contact, timeout=5.0)
+    assert mw.snapshot()["rf_foot_contact"].in_contact
+    mw.set_command("lf_kfe_motor", ControlMode.POSITION, -1.4)
+    assert wait_until(lambda: mw.snapshot()["lf_foot_contact"].in_contact, timeout=5.0)
+
+
+def test_force_torque_and_encoder_sensors(make_mw):
+    extra = ('<unit name="ft" type="rospy_control/ForceTorqueSensor" channel="bus" can_id="0x40" '
+             'frame_id="tool">'
+             '<simulation fz="-20" tx="0.5"/></unit>'
+             '<unit name="enc" type="rospy_control/Encoder" channel="bus" can_id="0x42">'
+             '<simulation follows="m1" ratio="-1"/></unit>')
+    mw = make_mw(motor_xml(1, extra=extra))
+    mw.start()
+    mw.set_command("m1", ControlMode.POSITION, 0.8)
+    assert wait_until(lambda: abs(mw.snapshot()["enc"].position + 0.8) < 0.02, timeout=5.0)
+    ft = mw.snapshot()["ft"]
+    assert ft.force == pytest.approx((0, 0, -20), abs=0.05) and ft.torque[0] == pytest.approx(0.5, abs=0.01)
+    mw.simulator("bus").set_fault("ft", "silent")
+    assert wait_until(lambda: mw.snapshot()["ft"].fault)
+    assert "no reply" in mw.snapshot()["ft"].fault_reason
