@@ -1,0 +1,118 @@
+"""An in-process fake robot for the controller manager rostests (ros_control's "dummy app" robot).
+
+:class:`FakeRobotHW` has
+
+* actuated joints (default ``joint1..joint3``) in the JointState, PositionJoint, VelocityJoint and
+  EffortJoint interfaces, each interface with its own command field (``command_position``,
+  ``command_velocity``, ``command_effort``).  Which command moves a joint is decided in
+  :meth:`do_switch` from the started controllers' claimed interfaces, like a real multi-mode motor.
+  :meth:`write` integrates: position mode follows the command at once, velocity mode integrates
+  the velocity, effort mode drives a damped unit inertia;
+* state-only "wave" joints (default ``wave_joint``) whose state is a known function of the time
+  passed to :meth:`read`: position ``sin(t)``, velocity ``cos(t)``, effort ``-sin(t)``.  A rostest can
+  therefore check that ``/joint_states`` carries exactly the hardware's values at the stamped time.
+"""
+from __future__ import annotations
+
+import math
+from typing import Dict, Optional, Sequence
+
+from rospy_control.hardware_interface import (
+    EffortJointInterface,
+    JointData,
+    JointHandle,
+    JointStateHandle,
+    JointStateInterface,
+    PositionJointInterface,
+    RobotHW,
+    VelocityJointInterface,
+)
+
+POSITION = PositionJointInterface.TYPE_NAME
+VELOCITY = VelocityJointInterface.TYPE_NAME
+EFFORT = EffortJointInterface.TYPE_NAME
+
+
+def wave(t: float):
+    """(position, velocity, effort) of a wave joint at time ``t``."""
+    return math.sin(t), math.cos(t), -math.sin(t)
+
+
+class FakeRobotHW(RobotHW):
+    """See the module docstring.
+
+    :param joints: actuated joint names.
+    :param wave_joints: state-only joint names.
+    :param initial_positions: start positions of the actuated joints (default 0).
+    :param damping: effort mode: ``acc = effort - damping * velocity``.
+    """
+
+    def __init__(self, joints: Sequence[str] = ("joint1", "joint2", "joint3"),
+                 wave_joints: Sequence[str] = ("wave_joint",),
+                 initial_positions: Optional[Sequence[float]] = None, damping: float = 1.0) -> None:
+        super().__init__()
+        self.joints = list(joints)
+        self.wave_joints = list(wave_joints)
+        self.damping = damping
+        positions = list(initial_positions or [0.0] * len(self.joints))
+        self.data: Dict[str, JointData] = {}
+        self.mode: Dict[str, Optional[str]] = {}
+        self.js = JointStateInterface()
+        self.pj = PositionJointInterface()
+        self.vj = VelocityJointInterface()
+        self.ej = EffortJointInterface()
+        for name, position in zip(self.joints, positions):
+            data = JointData(position=float(position), command_position=float(position))
+            self.data[name] = data
+            self.mode[name] = None
+            state = JointStateHandle(name, data)
+            self.js.register_handle(state)
+            self.pj.register_handle(JointHandle(state, data, "command_position"))
+            self.vj.register_handle(JointHandle(state, data, "command_velocity"))
+            self.ej.register_handle(JointHandle(state, data, "command_effort"))
+        for name in self.wave_joints:
+            data = JointData()
+            self.data[name] = data
+            self.js.register_handle(JointStateHandle(name, data))
+        for iface in (self.js, self.pj, self.vj, self.ej):
+            self.register_interface(iface)
+
+    def do_switch(self, start_list, stop_list) -> None:
+        for info in stop_list:
+            for claimed in info.claimed_resources:
+                for joint in claimed.resources:
+                    if joint in self.mode:
+                        self.mode[joint] = None
+        for info in start_list:
+            for claimed in info.claimed_resources:
+                for joint in claimed.resources:
+                    if joint in self.mode:
+                        self.mode[joint] = claimed.hardware_interface
+
+    def read(self, time: float, period: float) -> None:
+        for name in self.wave_joints:
+            data = self.data[name]
+            data.position, data.velocity, data.effort = wave(time)
+
+    def write(self, time: float, period: float) -> None:
+        for name in self.joints:
+            data = self.data[name]
+            mode = self.mode[name]
+            if mode == POSITION:
+                target = data.command_position
+                if math.isfinite(target):
+                    data.velocity = (target - data.position) / period if period > 0 else 0.0
+                    data.position = target
+            elif mode == VELOCITY:
+                velocity = data.command_velocity
+                if math.isfinite(velocity):
+                    data.velocity = velocity
+                    data.position += velocity * period
+            elif mode == EFFORT:
+                effort = data.command_effort
+                if math.isfinite(effort):
+                    data.effort = effort
+                    data.velocity += (effort - self.damping * data.velocity) * period
+                    data.position += data.velocity * period
+            else:
+                data.velocity = 0.0
