@@ -5,7 +5,8 @@ used at time ``t`` is the last one whose start is ``<= t`` (``find_segment``); s
 joint's first piece or from the piece's end on returns the boundary position with zero velocity and
 acceleration.  (At exactly the end time of a joint's *last* segment this gives zero velocity where
 upstream would still return the segment's end velocity; a zero-length segment is likewise "ended"
-at its own instant.  Everywhere else the semantics are upstream's.)  Joints may have different knots (partial-joint goals, replacement merges).
+at its own instant.  Everywhere else the semantics are upstream's.)  Joints may have different
+knots (partial-joint goals, replacement merges).
 
 Speed: the control loop samples at up to 1 kHz, so the constructor (called off the loop) compiles
 the pieces onto the **union of all knots** of all joints.  Within one grid interval every joint is

@@ -25,8 +25,10 @@ class Time(Duration):
 
 def point(positions, t, velocities=None, accelerations=None, wrap=Duration):
     """A JointTrajectoryPoint stand-in (``time_from_start`` as a Duration by default)."""
-    return SimpleNamespace(positions=list(positions), velocities=list(velocities or []),
-                           accelerations=list(accelerations or []), effort=[],
+    return SimpleNamespace(positions=list(positions),
+                           velocities=[] if velocities is None else list(velocities),
+                           accelerations=[] if accelerations is None else list(accelerations),
+                           effort=[],
                            time_from_start=wrap(t) if wrap is not None else t)
 
 
