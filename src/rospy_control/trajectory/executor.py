@@ -60,7 +60,7 @@ from rospy_control.trajectory.codes import (
 from rospy_control.trajectory.message import TrajectoryRejected, init_joint_trajectory, map_joints
 from rospy_control.trajectory.segment import TrajectoryError
 from rospy_control.trajectory.tolerances import (
-    Tolerances, enforced, shortest_angular_distance, tolerances_from_params,
+    Tolerances, enforced, lookup_param, number_param, shortest_angular_distance, tolerances_from_params,
 )
 from rospy_control.trajectory.trajectory import Trajectory
 
@@ -220,16 +220,13 @@ class TrajectoryExecutor:
 
         :param params: dict (flat or nested) or object with ``get_param(key, default)``.
         """
-        from rospy_control.trajectory.tolerances import _lookup, _number
-
         tol = tolerances_from_params(params, joint_names, source)
-        stop = _number(params, "stop_trajectory_duration", 0.0, source)
-        margin: Optional[float] = _number(params, "goal_timeout_margin", DEFAULT_GOAL_TIMEOUT_MARGIN, source)
-        if margin is not None and margin < 0.0:
-            margin = None
+        stop = number_param(params, "stop_trajectory_duration", 0.0, source)
+        margin_value = number_param(params, "goal_timeout_margin", DEFAULT_GOAL_TIMEOUT_MARGIN, source)
+        margin: Optional[float] = None if margin_value < 0.0 else margin_value
         flags = {}
         for key, default in (("allow_partial_joints_goal", False), ("hold_on_abort", True)):
-            value = _lookup(params, key, default)
+            value = lookup_param(params, key, default)
             if not isinstance(value, (bool, int)):
                 raise ConfigError(f"parameter '{key}' must be a boolean, got {value!r}", source)
             flags[key] = bool(value)
@@ -315,7 +312,8 @@ class TrajectoryExecutor:
         :param period: seconds since the previous cycle.
         :param positions: measured joint positions (controller order).
         :param velocities: measured joint velocities (None: zeros).
-        :returns: desired ``(positions, velocities, accelerations)`` (fresh arrays).
+        :returns: desired ``(positions, velocities, accelerations)``: views of one array made
+            fresh every cycle and also kept for :meth:`feedback` -- copy before modifying in place.
         """
         if not self._running:
             self.start(time, positions, velocities)

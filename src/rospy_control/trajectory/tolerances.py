@@ -130,8 +130,8 @@ class Tolerances:
         return f"Tolerances(path={self.path!r}, goal={self.goal!r}, goal_time={self.goal_time.tolist()})"
 
 
-def _lookup(params: Any, key: str, default: Any) -> Any:
-    """``key`` ("a/b/c") from a flat or nested mapping, or from an object with ``get_param``."""
+def lookup_param(params: Any, key: str, default: Any) -> Any:
+    """``key`` ("a/b/c") from a flat or nested dict, or from an object with ``get_param(key, default)``."""
     if hasattr(params, "get_param") and not isinstance(params, dict):
         return params.get_param(key, default)
     if key in params:
@@ -145,8 +145,9 @@ def _lookup(params: Any, key: str, default: Any) -> Any:
     return node
 
 
-def _number(params: Any, key: str, default: float, source: Optional[str]) -> float:
-    value = _lookup(params, key, default)
+def number_param(params: Any, key: str, default: float, source: Optional[str] = None) -> float:
+    """A finite number parameter (see :func:`lookup_param`); :raises ConfigError: otherwise."""
+    value = lookup_param(params, key, default)
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -167,14 +168,14 @@ def tolerances_from_params(params: Any, joint_names: Sequence[str],
     :raises ConfigError: a value is not a finite number.
     """
     n = len(joint_names)
-    goal_time = _number(params, "constraints/goal_time", DEFAULT_GOAL_TIME, source)
-    stopped = _number(params, "constraints/stopped_velocity_tolerance", DEFAULT_STOPPED_VELOCITY_TOLERANCE,
-                      source)
+    goal_time = number_param(params, "constraints/goal_time", DEFAULT_GOAL_TIME, source)
+    stopped = number_param(params, "constraints/stopped_velocity_tolerance",
+                           DEFAULT_STOPPED_VELOCITY_TOLERANCE, source)
     path_pos: List[float] = []
     goal_pos: List[float] = []
     for name in joint_names:
-        path_pos.append(_number(params, f"constraints/{name}/trajectory", 0.0, source))
-        goal_pos.append(_number(params, f"constraints/{name}/goal", 0.0, source))
+        path_pos.append(number_param(params, f"constraints/{name}/trajectory", 0.0, source))
+        goal_pos.append(number_param(params, f"constraints/{name}/goal", 0.0, source))
     return Tolerances(n, StateTolerances(n, position=path_pos),
                       StateTolerances(n, position=goal_pos, velocity=[stopped] * n), goal_time)
 
