@@ -57,7 +57,7 @@ def test_load_without_params_fails_naming_the_namespace(env):
 
 
 def test_load_in_a_namespace_reads_params_under_it():
-    from conftest import FakeRobotHW, make_registry
+    from cm_fakes import FakeRobotHW, make_registry
     from rospy_control.controller_interface import InMemoryNodeHandle
     root = InMemoryNodeHandle("/robot")
     root.set_param("e/type", "test/EffortTestController")
@@ -119,7 +119,7 @@ def test_load_type_not_a_string_fails(env):
 
 
 def test_load_module_class_type(env):
-    env.configure("m", "conftest:EffortTestController")
+    env.configure("m", "cm_fakes:EffortTestController")
     assert env.cm.load_controller("m").ok
 
 

@@ -1,0 +1,321 @@
+"""Fakes for the controller manager tests (cm_test / hwi_update_test / hwi_switch_test in our words).
+
+Imported by conftest.py, and loaded as ``cm_fakes:<Class>`` controller types.
+
+* :class:`FakeRobotHW` -- joints ``hiDOF_joint1..3`` in JointState, Effort and Velocity interfaces
+  (no Position interface), call counters and scripted ``switch_result`` answers.
+* Test controllers registered in a private registry (the shared one is left alone).
+* :class:`SwitchRunner` -- runs the blocking ``switch_controller`` in a thread while the test drives
+  ``update()`` cycle by cycle, so nothing depends on sleeps.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable, Dict, List, Optional
+
+from rospy_control.controller_interface import (
+    Controller, ControllerBase, InMemoryGraph, InMemoryNodeHandle, MultiInterfaceController,
+)
+from rospy_control.controller_manager import ControllerManager
+from rospy_control.hardware_interface import (
+    EffortJointInterface, JointData, JointHandle, JointStateHandle, JointStateInterface,
+    PositionJointInterface, RobotHW, SwitchState, VelocityJointInterface,
+)
+from rospy_control.plugins import Registry
+
+JOINTS = ("hiDOF_joint1", "hiDOF_joint2", "hiDOF_joint3")
+
+
+class FakeRobotHW(RobotHW):
+    """RobotHW with three joints and scripted switch behaviour."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.data = {name: JointData() for name in JOINTS}
+        self.js = JointStateInterface()
+        self.ej = EffortJointInterface()
+        self.vj = VelocityJointInterface()
+        for name, data in self.data.items():
+            state = JointStateHandle(name, data)
+            self.js.register_handle(state)
+            self.ej.register_handle(JointHandle(state))
+            self.vj.register_handle(JointHandle(state))
+        for iface in (self.js, self.ej, self.vj):
+            self.register_interface(iface)
+        self.calls: List[tuple] = []
+        self.prepare_ok = True
+        #: answers of switch_result(): a list consumed in order (last one repeats), or a callable(info)
+        self.results: object = [SwitchState.DONE]
+
+    def check_for_conflict(self, info):
+        self.calls.append(("check_for_conflict", sorted(i.name for i in info)))
+        return super().check_for_conflict(info)
+
+    def prepare_switch(self, start_list, stop_list):
+        self.calls.append(("prepare_switch", [i.name for i in start_list], [i.name for i in stop_list]))
+        return self.prepare_ok
+
+    def do_switch(self, start_list, stop_list):
+        self.calls.append(("do_switch", [i.name for i in start_list], [i.name for i in stop_list]))
+
+    def switch_result(self, info=None):
+        self.calls.append(("switch_result", None if info is None else info.name))
+        if callable(self.results):
+            return self.results(info)
+        results = self.results
+        return results.pop(0) if len(results) > 1 else results[0]
+
+    def count(self, what: str) -> int:
+        return sum(1 for c in self.calls if c[0] == what)
+
+
+class RecordingMixin:
+    """Records every hook call as (hook, time)."""
+
+    def _record_init(self) -> None:
+        self.log: List[tuple] = []
+
+    def starting(self, time):
+        self.log.append(("starting", time))
+
+    def update(self, time, period):
+        self.log.append(("update", time))
+
+    def stopping(self, time):
+        self.log.append(("stopping", time))
+
+    def waiting(self, time):
+        self.log.append(("waiting", time))
+
+    def aborting(self, time):
+        self.log.append(("aborting", time))
+
+    def hooks(self, name: str) -> int:
+        return sum(1 for entry in self.log if entry[0] == name)
+
+
+class EffortTestController(RecordingMixin, Controller):
+    """cm_test's EffortTestController: claims the joints of param ``joints`` (default joint1+2)."""
+
+    INTERFACE = EffortJointInterface
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._record_init()
+
+    def init(self, hw, root_nh, controller_nh):
+        self.handles = [hw.get_handle(j) for j in controller_nh.get_param("joints", list(JOINTS[:2]))]
+        return True
+
+
+class VelocityTestController(EffortTestController):
+    INTERFACE = VelocityJointInterface
+
+
+class StateController(RecordingMixin, Controller):
+    """Reads every joint state; claims nothing."""
+
+    INTERFACE = JointStateInterface
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._record_init()
+
+    def init(self, hw, root_nh, controller_nh):
+        self.handles = [hw.get_handle(n) for n in hw.get_names()]
+
+
+class PositionTestController(EffortTestController):
+    """Needs the PositionJointInterface the fake robot lacks."""
+
+    INTERFACE = PositionJointInterface
+
+
+class VelEffController(RecordingMixin, MultiInterfaceController):
+    """Velocity on joint1+2, effort on joint3 (two claimed interfaces)."""
+
+    INTERFACES = (VelocityJointInterface, EffortJointInterface)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._record_init()
+
+    def init(self, robot_hw, root_nh, controller_nh):
+        self.seen_interfaces = robot_hw.get_names()
+        v = robot_hw.get(VelocityJointInterface)
+        e = robot_hw.get(EffortJointInterface)
+        self.handles = [v.get_handle(JOINTS[0]), v.get_handle(JOINTS[1]), e.get_handle(JOINTS[2])]
+        return True
+
+
+class ExtendedVelEffController(VelEffController):
+    """extensibleControllers: a derived multi-interface controller."""
+
+
+class PosEffOptController(RecordingMixin, MultiInterfaceController):
+    """Position (absent, optional) + effort."""
+
+    INTERFACES = (PositionJointInterface, EffortJointInterface)
+    ALLOW_OPTIONAL_INTERFACES = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._record_init()
+
+    def init(self, robot_hw, root_nh, controller_nh):
+        self.seen_interfaces = robot_hw.get_names()
+        self.handles = [robot_hw.get(EffortJointInterface).get_handle(JOINTS[0])]
+        return True
+
+
+class PosEffController(PosEffOptController):
+    """Both required -> fails to load on the fake robot."""
+
+    ALLOW_OPTIONAL_INTERFACES = False
+
+
+class SelfConflictController(VelEffController):
+    """Claims joint1 through the velocity and the effort interface."""
+
+    def init(self, robot_hw, root_nh, controller_nh):
+        robot_hw.get(VelocityJointInterface).get_handle(JOINTS[0])
+        robot_hw.get(EffortJointInterface).get_handle(JOINTS[0])
+        return True
+
+
+class FalseInitController(EffortTestController):
+    def init(self, hw, root_nh, controller_nh):
+        hw.get_handle(JOINTS[0])
+        return False
+
+
+class RaisingController(EffortTestController):
+    """Raises in the hook named by param ``raise_in``."""
+
+    def init(self, hw, root_nh, controller_nh):
+        self.raise_in = controller_nh.get_param("raise_in", "")
+        if self.raise_in == "init":
+            raise RuntimeError("boom in init")
+        return super().init(hw, root_nh, controller_nh)
+
+    def update(self, time, period):
+        super().update(time, period)
+        if self.raise_in == "update":
+            raise RuntimeError("boom in update")
+
+    def starting(self, time):
+        super().starting(time)
+        if self.raise_in == "starting":
+            raise RuntimeError("boom in starting")
+
+
+class PublishingController(StateController):
+    """Creates ROS interfaces on both handles (to check they are closed on unload)."""
+
+    def init(self, hw, root_nh, controller_nh):
+        from std_msgs.msg import Float64
+        self.pub = root_nh.advertise("out", Float64, 1)
+        self.sub = controller_nh.subscribe("command", Float64, lambda msg: None)
+        return True
+
+
+TYPES: Dict[str, type] = {
+    "test/EffortTestController": EffortTestController,
+    "test/VelocityTestController": VelocityTestController,
+    "test/StateController": StateController,
+    "test/PositionTestController": PositionTestController,
+    "test/VelEffController": VelEffController,
+    "test/ExtendedVelEffController": ExtendedVelEffController,
+    "test/PosEffOptController": PosEffOptController,
+    "test/PosEffController": PosEffController,
+    "test/SelfConflictController": SelfConflictController,
+    "test/FalseInitController": FalseInitController,
+    "test/RaisingController": RaisingController,
+    "test/PublishingController": PublishingController,
+}
+
+
+def make_registry() -> Registry:
+    registry = Registry("controller type", ControllerBase)
+    for name, cls in TYPES.items():
+        registry.register(name, cls)
+    return registry
+
+
+class Env:
+    """A robot, a graph, a controller manager and helpers to configure and drive them."""
+
+    def __init__(self) -> None:
+        self.graph = InMemoryGraph()
+        self.root_nh = InMemoryNodeHandle("/", self.graph)
+        self.hw = FakeRobotHW()
+        self.cm = ControllerManager(self.hw, self.root_nh, registry=make_registry(),
+                                    switch_wall_margin=0.2, switch_wait_limit=0.5)
+        self.t = 0.0
+
+    def configure(self, name: str, type_name: str, **params) -> None:
+        self.root_nh.set_param(name, dict(params, type=type_name))
+
+    def load(self, name: str, type_name: str, **params):
+        self.configure(name, type_name, **params)
+        result = self.cm.load_controller(name)
+        assert result.ok, result.message
+        return self.cm.get_controller_by_name(name)
+
+    def cycle(self, dt: float = 0.01) -> float:
+        """One control cycle at ROS time t += dt (graph clock follows)."""
+        self.t += dt
+        self.graph.set_time(self.t)
+        self.cm.update(self.t, dt)
+        return self.t
+
+    def switch(self, start=(), stop=(), strictness=2, start_asap=False, timeout=0.0,
+               driver: Optional[Callable[["Env"], None]] = None):
+        """Run a switch while ``driver`` (default: cycle until done) drives the loop."""
+        runner = SwitchRunner(self, list(start), list(stop), strictness, start_asap, timeout)
+        runner.start()
+        if runner.wait_armed():
+            if driver is None:
+                while runner.running():
+                    self.cycle()
+                    if not self.cm.is_switch_pending():
+                        break
+            else:
+                driver(self)
+        return runner.join()
+
+
+class SwitchRunner:
+    """``switch_controller`` in a thread; the test thread plays the control loop."""
+
+    def __init__(self, env: Env, start, stop, strictness, start_asap, timeout) -> None:
+        self.env = env
+        self.args = (start, stop, strictness, start_asap, timeout)
+        self.result = None
+        self.thread = threading.Thread(target=self._run, name="switch_controller")
+
+    def _run(self) -> None:
+        self.result = self.env.cm.switch_controller(*self.args)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def running(self) -> bool:
+        return self.thread.is_alive()
+
+    def wait_armed(self, timeout: float = 2.0) -> bool:
+        """True once the switch is armed; False if the call already returned (non-RT failure)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.env.cm.is_switch_pending():
+                return True
+            if not self.thread.is_alive():
+                return False
+            time.sleep(0.0005)
+        raise AssertionError("switch was never armed")
+
+    def join(self, timeout: float = 5.0):
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "switch_controller did not return"
+        return self.result

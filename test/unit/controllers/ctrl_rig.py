@@ -1,0 +1,124 @@
+"""A small robot for controller tests (the ``rig`` fixture of conftest.py).
+
+Three joints in every joint interface, sensors, a URDF.
+
+``control_msgs`` comes from the catkin workspace (.ws/devel); when the tests are run without
+sourcing it, its dist-packages directory is appended to ``sys.path`` if it exists.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+_WS = os.path.join(os.path.dirname(__file__), "..", "..", "..", ".ws", "devel", "lib", "python3",
+                   "dist-packages")
+try:
+    import control_msgs.msg  # noqa: F401
+except ImportError:
+    if os.path.isdir(os.path.join(_WS, "control_msgs")):
+        sys.path.append(os.path.abspath(_WS))
+
+from rospy_control.controller_interface import InMemoryGraph, InMemoryNodeHandle  # noqa: E402
+from rospy_control.controller_manager import ControllerManager  # noqa: E402
+from rospy_control.hardware_interface import (  # noqa: E402
+    ContactSensorData, ContactSensorHandle, ContactSensorInterface, EffortJointInterface,
+    ForceTorqueSensorData, ForceTorqueSensorHandle, ForceTorqueSensorInterface, ImuSensorData,
+    ImuSensorHandle, ImuSensorInterface,
+    JointData, JointHandle, JointStateHandle, JointStateInterface, PositionJointInterface, RobotHW,
+    VelocityJointInterface,
+)
+
+URDF = """<?xml version="1.0"?>
+<robot name="test_robot">
+  <link name="base"/><link name="l1"/><link name="l2"/><link name="l3"/>
+  <joint name="j1" type="revolute">
+    <parent link="base"/><child link="l1"/>
+    <limit lower="-1.0" upper="1.0" effort="10" velocity="2"/>
+  </joint>
+  <joint name="j2" type="continuous"><parent link="l1"/><child link="l2"/></joint>
+  <joint name="j3" type="prismatic">
+    <parent link="l2"/><child link="l3"/>
+    <limit lower="0.0" upper="0.5" effort="100" velocity="0.1"/>
+  </joint>
+</robot>
+"""
+
+
+class Robot(RobotHW):
+    """Joints j1..j3 in state/position/velocity/effort interfaces (separate command fields per
+    interface), an IMU, a force/torque sensor and two feet."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.joints = {n: JointData() for n in ("j1", "j2", "j3")}
+        js, pj, vj, ej = JointStateInterface(), PositionJointInterface(), VelocityJointInterface(), \
+            EffortJointInterface()
+        for name, data in self.joints.items():
+            state = JointStateHandle(name, data)
+            js.register_handle(state)
+            pj.register_handle(JointHandle(state, data, "command_position"))
+            vj.register_handle(JointHandle(state, data, "command_velocity"))
+            ej.register_handle(JointHandle(state, data, "command_effort"))
+        self.imu = ImuSensorData(orientation=[0.0, 0.0, 0.0, 1.0], orientation_covariance=[0.1] * 9,
+                                 angular_velocity=[0.1, 0.2, 0.3], angular_velocity_covariance=None,
+                                 linear_acceleration=None)
+        imu = ImuSensorInterface()
+        imu.register_handle(ImuSensorHandle("imu", "imu_link", self.imu))
+        self.ft = ForceTorqueSensorData(force=[1.0, 2.0, 3.0], torque=None)
+        ft = ForceTorqueSensorInterface()
+        ft.register_handle(ForceTorqueSensorHandle("wrist_ft", "wrist", self.ft))
+        self.feet = {"left_foot": ContactSensorData(True, 120.5), "right_foot": ContactSensorData(False, 0.0)}
+        contact = ContactSensorInterface()
+        for name, data in self.feet.items():
+            contact.register_handle(ContactSensorHandle(name, name + "_frame", data))
+        for iface in (js, pj, vj, ej, imu, ft, contact):
+            self.register_interface(iface)
+
+
+class Rig:
+    """Robot + in-memory graph + controller manager with the default controller registry."""
+
+    def __init__(self) -> None:
+        self.graph = InMemoryGraph()
+        self.root_nh = InMemoryNodeHandle("/", self.graph)
+        self.root_nh.set_param("robot_description", URDF)
+        self.robot = Robot()
+        self.cm = ControllerManager(self.robot, self.root_nh, switch_wall_margin=0.5, switch_wait_limit=2.0)
+        self.t = 1.0
+
+    def load(self, name: str, type_name: str, **params):
+        self.root_nh.set_param(name, dict(params, type=type_name))
+        result = self.cm.load_controller(name)
+        assert result.ok, result.message
+        return self.cm.get_controller_by_name(name)
+
+    def cycle(self, dt: float = 0.01) -> float:
+        self.t += dt
+        self.graph.set_time(self.t)
+        self.cm.update(self.t, dt)
+        return self.t
+
+    def switch(self, start=(), stop=()):
+        out = []
+        worker = threading.Thread(
+            target=lambda: out.append(self.cm.switch_controller(list(start), list(stop), 2)))
+        worker.start()
+        deadline = time.monotonic() + 3.0
+        while worker.is_alive() and time.monotonic() < deadline:
+            if self.cm.is_switch_pending():
+                self.cycle()
+            else:
+                time.sleep(0.0005)
+        worker.join(3.0)
+        assert out and out[0].ok, out
+        return out[0]
+
+    def record(self, topic: str, msg_class):
+        received = []
+        self.root_nh.subscribe(topic, msg_class, received.append)
+        return received
+
+    def publish(self, topic: str, msg) -> None:
+        self.root_nh.advertise(topic, type(msg), 1).publish(msg)
