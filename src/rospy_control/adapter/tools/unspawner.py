@@ -71,7 +71,8 @@ class Unspawner:
             return []
 
     def run(self, is_shutdown) -> None:
-        """Check every :attr:`PERIOD` seconds until ``is_shutdown()`` or :meth:`shutdown`."""
+        """Check every :attr:`PERIOD` seconds until :meth:`shutdown` has run or ``is_shutdown()``
+        (rospy sets that flag only after its shutdown hooks, i.e. after :meth:`shutdown`)."""
         while not self._stop.is_set() and not is_shutdown():
             try:
                 self.check()
@@ -80,8 +81,14 @@ class Unspawner:
             self._stop.wait(self.PERIOD)
 
     def shutdown(self) -> None:
-        """Restart (BEST_EFFORT) what was stopped; bounded; runs once."""
-        self._stop.set()
+        """Restart (BEST_EFFORT) what was stopped; bounded; runs once.  :meth:`run` returns only after
+        this has finished, so the process does not exit under the restart."""
+        try:
+            self._restart()
+        finally:
+            self._stop.set()
+
+    def _restart(self) -> None:
         deadline = time.monotonic() + self.SHUTDOWN_BUDGET
         if not self._lock.acquire(timeout=self.SHUTDOWN_BUDGET / 2):
             logger.warning("Unspawner: a check is still in progress; not restarting %s",
