@@ -29,6 +29,7 @@ import heapq
 import itertools
 import math
 import random
+import struct
 import threading
 import time
 from typing import Dict, List, Optional, Tuple
@@ -53,6 +54,7 @@ logger = get_logger(__name__)
 FAULTS = ("silent", "late", "wrong_dlc", "garbage", "error_flag", "over_temperature")
 
 GRAVITY = 9.80665
+_REPLY8 = struct.Struct(">BHHBBB")
 
 
 class SimulationSettings:
@@ -152,6 +154,22 @@ class SimulatedMotor(_SimUnit):
         self.cmd = (0.0, 0.0, 0.0, 0.0, 0.0)
         self._cmd_bytes = b""
         self.zero_shift = 0.0
+        # precomputed reply encoding (hot path: one struct pack per reply)
+        self._p_lo, self._p_hi, self._p_k = lim.p_min, lim.p_max, 65535.0 / (lim.p_max - lim.p_min)
+        self._v_lo, self._v_hi, self._v_k = lim.v_min, lim.v_max, 4095.0 / (lim.v_max - lim.v_min)
+        self._t_lo, self._t_hi, self._t_k = lim.t_min, lim.t_max, 4095.0 / (lim.t_max - lim.t_min)
+
+    def _pack_reply(self, p: float, v: float, tau: float, dlc: int, temp: float, err: int) -> bytes:
+        """Same bytes as :func:`mit.pack_reply`, without the generic clamping helpers."""
+        p = self._p_lo if p < self._p_lo else (self._p_hi if p > self._p_hi else p)
+        v = self._v_lo if v < self._v_lo else (self._v_hi if v > self._v_hi else v)
+        tau = self._t_lo if tau < self._t_lo else (self._t_hi if tau > self._t_hi else tau)
+        ti = int((tau - self._t_lo) * self._t_k)
+        if dlc == 8:
+            return _REPLY8.pack(self.motor_id, int((p - self._p_lo) * self._p_k),
+                                (int((v - self._v_lo) * self._v_k) << 4) | (ti >> 8), ti & 0xFF,
+                                max(0, min(255, int(temp))), err & 0xFF)
+        return mit.pack_reply(self.motor_id, p, v, tau, self.limits, dlc, temp, err)
 
     def joint_position(self) -> float:
         m = self.unit
@@ -171,25 +189,27 @@ class SimulatedMotor(_SimUnit):
             self.t = now - n * dt
         self.t += n * dt
         p, v = self.p, self.v
-        J, b, fc, lim = self.inertia, self.damping, self.friction, self.torque_limit
+        J, b, lim = self.inertia, self.damping, self.torque_limit
         load = self.load_torque
-        f_imp = fc * dt / J
+        f_imp = self.friction * dt / J
         smin, smax = self.stop_min, self.stop_max
         pd, vd, kp, kd, tff = self.cmd
         enabled = self.enabled
+        h = dt / J                          # velocity change per N m over one step
+        inv_free = 1.0 / (1.0 + h * b)      # implicit viscous damping only
+        inv_mit = 1.0 / (1.0 + h * (kd + b))  # implicit kd + viscous damping
+        bias = kd * vd + tff + load
         tau = 0.0
         for _ in range(n):
             if enabled:
                 tau = kp * (pd - p) + kd * (vd - v) + tff
                 if -lim <= tau <= lim:
-                    # implicit in v for the kd and viscous terms
-                    v = (v + dt * (kp * (pd - p) + kd * vd + tff + load) / J) / (1.0 + dt * (kd + b) / J)
+                    v = (v + h * (kp * (pd - p) + bias)) * inv_mit
                 else:
                     tau = lim if tau > 0 else -lim
-                    v = (v + dt * (tau + load) / J) / (1.0 + dt * b / J)
+                    v = (v + h * (tau + load)) * inv_free
             else:
-                tau = 0.0
-                v = (v + dt * load / J) / (1.0 + dt * b / J)
+                v = (v + h * load) * inv_free
             if v > f_imp:
                 v -= f_imp
             elif v < -f_imp:
@@ -239,7 +259,7 @@ class SimulatedMotor(_SimUnit):
                 dlc, err = 8, int(self.fault_value or 1)
             elif fault == "over_temperature":
                 dlc, temp = 8, self.fault_value or 120.0
-        payload = mit.pack_reply(self.motor_id, p, v, tau, self.limits, dlc, temp, err)
+        payload = self._pack_reply(p, v, tau, dlc, temp, err)
         if fault == "wrong_dlc":
             payload = payload[:4]
         return payload
@@ -509,7 +529,8 @@ class SimulatedFirmware:
                                     heapq.heappush(heap, (now + lat, next(self._counter), can.Message(
                                         arbitration_id=master, is_extended_id=False, data=payload)))
                                 else:
-                                    reply.data = bytearray(payload)
+                                    # bytes, not bytearray: the virtual bus deep-copies every frame
+                                    reply.data = payload
                                     reply.dlc = len(payload)
                                     send(reply)
                                 self._after_reply(m, send)
