@@ -14,7 +14,9 @@ from typing import Dict, Iterator, List, Optional, Union
 from rospy_control.exceptions import HardwareError
 from rospy_control.log import get_logger
 from rospy_control.middleware.channel import CanChannel
-from rospy_control.middleware.config import HardwareInfo, parse_hardware_xml
+from rospy_control.middleware.config import (
+    AttributeReader, HardwareInfo, parse_hardware_xml, positive, to_float,
+)
 from rospy_control.middleware.simulation import SimulatedFirmware, SimulationSettings
 from rospy_control.middleware.units import (
     CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, HardwareUnit, ImuSensor, Motor,
@@ -92,11 +94,9 @@ class Middleware:
         self._settings: Dict[str, SimulationSettings] = {}
         self._started = False
         self._closed = False
-        rate = None
-        if "rate" in info.element.attributes:
-            from rospy_control.middleware.config import AttributeReader, positive, to_float
-            rate = AttributeReader(info.element).get("rate", to_float, check=positive,
-                                                     expected="a positive rate in Hz")
+        root = AttributeReader(info.element, ignore=("name",))
+        rate = root.get("rate", to_float, None, check=positive, expected="a positive rate in Hz")
+        root.finish()
         for ci in info.channels:
             where = f"{ci.element.source}:{ci.element.line}: {ci.element.describe()}"
             cls = CHANNEL_TYPES.resolve(ci.type, where=where)

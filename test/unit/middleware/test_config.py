@@ -177,3 +177,23 @@ def test_example_configs_load(name):
     mw = load(os.path.join(CONFIG, name))
     assert all(mw.is_simulated(c) for c in mw.channels)
     assert all(load_ <= 0.8 for load_ in mw.bus_load().values())
+
+
+def test_hardware_element_attributes_are_checked():
+    with pytest.raises(ConfigError, match=r"<hardware name='x'>: attribute 'rate'='fast': expected a positive"):
+        load('<hardware name="x" rate="fast"/>')
+    with pytest.raises(ConfigError, match=r"unknown attribute 'rte'='5'; accepted attributes: name, rate"):
+        load('<hardware name="x" rte="5"/>')
+
+
+def test_documented_example_loads_and_runs():
+    import os
+    import re
+    from middleware_testutil import CONFIG
+    text = open(os.path.join(CONFIG, "..", "docs", "hardware_xml.md")).read()
+    xml = re.search(r"```xml\n(.*?)```", text, re.S).group(1)
+    with load(xml) as mw:
+        snap = mw.snapshot()
+        assert not mw.faults()
+        assert snap["lf_foot_contact"].in_contact
+        assert snap["lf_knee_encoder"].position == pytest.approx(-1.4, abs=0.01)
