@@ -180,7 +180,8 @@ def test_example_configs_load(name):
 
 
 def test_hardware_element_attributes_are_checked():
-    with pytest.raises(ConfigError, match=r"<hardware name='x'>: attribute 'rate'='fast': expected a positive"):
+    with pytest.raises(ConfigError,
+                       match=r"<hardware name='x'>: attribute 'rate'='fast': expected a positive"):
         load('<hardware name="x" rate="fast"/>')
     with pytest.raises(ConfigError, match=r"unknown attribute 'rte'='5'; accepted attributes: name, rate"):
         load('<hardware name="x" rte="5"/>')
