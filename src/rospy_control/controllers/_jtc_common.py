@@ -1,0 +1,236 @@
+"""Private helpers of the joint trajectory and gripper action controllers.
+
+* :func:`urdf_joint_types` -- joint types from ``robot_description`` (lxml; looked up on ``root_nh``,
+  then globally, as ros_controllers' ``getUrdf``);
+* :class:`DeferredPublisher` -- like :class:`~rospy_control.controller_interface.RealtimePublisher`,
+  but the control loop only *requests* a publish: the message is **built** in the publisher thread
+  from a callable, so the loop never allocates a message;
+* :class:`PeriodicWorker` -- the action monitor "timer": a thread at a fixed wall-clock rate, or, in
+  synchronous mode (in-memory node handles, unit tests), polled from ``update()`` at the same rate in
+  ROS time so tests stay deterministic;
+* :func:`control_msgs_module` -- ``control_msgs.msg``/``.srv`` with an actionable error when the
+  catkin workspace was not built.
+"""
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any, Callable, Dict, Optional, Sequence
+
+from rospy_control.controllers._common import PublishRate
+from rospy_control.exceptions import ConfigError, ControllerError
+from rospy_control.log import Throttle, get_logger
+
+logger = get_logger(__name__)
+
+__all__ = ["urdf_joint_types", "number_param", "DeferredPublisher", "PeriodicWorker", "control_msgs_module"]
+
+
+def control_msgs_module(kind: str = "msg") -> Any:
+    """``control_msgs.msg`` (``kind="msg"``) or ``control_msgs.srv``.
+
+    :raises ControllerError: control_msgs is not importable (workspace not built / not sourced).
+    """
+    try:
+        if kind == "srv":
+            import control_msgs.srv as module
+        else:
+            import control_msgs.msg as module
+    except ImportError as err:
+        raise ControllerError(
+            "control_msgs is not importable; build the catkin workspace (make build) and source "
+            "tools/env.sh") from err
+    return module
+
+
+def number_param(nh, key: str, default: float) -> float:
+    """A finite number parameter (ints accepted). :raises ConfigError: otherwise."""
+    value = nh.get_param(key, default)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
+        raise ConfigError(f"Parameter '{key}' must be a finite number, got {value!r}", nh.resolve_name(key))
+    return float(value)
+
+
+def _find_description(root_nh, param: str):
+    """(text, where) of ``param`` on ``root_nh``, else of the global ``/param``."""
+    for key in (param, "/" + param.lstrip("/")):
+        value = root_nh.get_param(key, None)
+        if value is not None:
+            return value, root_nh.resolve_name(key)
+    return None, root_nh.resolve_name(param)
+
+
+def urdf_joint_types(root_nh, joint_names: Sequence[str], param: str = "robot_description") -> Dict[str, str]:
+    """URDF type (``revolute``, ``continuous``, ``prismatic``...) of each of ``joint_names``.
+
+    The description is read from ``param`` resolved by ``root_nh`` (the controller manager's
+    namespace) and, failing that, from the global ``/robot_description`` (ros_controllers'
+    ``getUrdf``).  Only ``<joint>`` elements directly under ``<robot>`` count (a ``<transmission>``'s
+    ``<joint>`` has no type).
+
+    :raises ConfigError: no description, unparsable XML, or a joint missing from it.
+    """
+    text, where = _find_description(root_nh, param)
+    if text is None:
+        raise ConfigError(f"Could not find parameter '{param}' on the parameter server (looked in "
+                          f"'{root_nh.resolve_name(param)}' and '/{param.lstrip('/')}'); the controller "
+                          f"needs the URDF to know its joints' types", where)
+    try:
+        from lxml import etree
+    except ImportError as err:  # pragma: no cover - python3-lxml is a dependency
+        raise ConfigError("python3-lxml is needed to parse the URDF", where) from err
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True)
+    try:
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        root = etree.fromstring(data, parser)
+    except (etree.XMLSyntaxError, TypeError, ValueError) as err:
+        raise ConfigError(f"Failed to parse URDF from '{where}': {err}", where) from err
+    types: Dict[str, str] = {}
+    for element in root.findall("joint"):
+        name, kind = element.get("name"), element.get("type")
+        if name and kind:
+            types[name] = kind
+    out: Dict[str, str] = {}
+    for name in joint_names:
+        if name not in types:
+            raise ConfigError(f"Could not find joint '{name}' in urdf ('{where}')", where)
+        out[name] = types[name]
+    return out
+
+
+class DeferredPublisher:
+    """Publish a message built by ``build()`` in a background thread, on request from the loop.
+
+    :meth:`request` never blocks: it sets a flag the thread waits on and returns False if the
+    previous request has not been picked up yet (skip this cycle, as a realtime publisher's failed
+    ``trylock``).  In synchronous mode (``nh.SYNCHRONOUS_REALTIME_PUBLISH``, the in-memory handles)
+    :meth:`request` builds and publishes in the caller's thread.  ``build()`` may return None to skip.
+
+    :param nh: handle the topic is advertised through (it tracks this object).
+    """
+
+    JOIN_TIMEOUT = 2.0
+
+    def __init__(self, nh, topic: str, msg_class: type, build: Callable[[], Any], queue_size: int = 1,
+                 synchronous: Optional[bool] = None) -> None:
+        self.publisher = nh.advertise(topic, msg_class, queue_size)
+        self.topic = self.publisher.name or nh.resolve_name(topic)
+        self.synchronous = nh.SYNCHRONOUS_REALTIME_PUBLISH if synchronous is None else bool(synchronous)
+        self._build = build
+        self._wake = threading.Event()
+        self._pending = False
+        self._running = True
+        self._throttle = Throttle(5.0)
+        self._thread: Optional[threading.Thread] = None
+        if not self.synchronous:
+            self._thread = threading.Thread(target=self._run, name=f"DeferredPublisher[{self.topic}]",
+                                            daemon=True)
+            self._thread.start()
+        nh.track(self)
+
+    def request(self) -> bool:
+        """Ask for one publish; False if the previous one is still pending (or shut down)."""
+        if not self._running:
+            return False
+        if self.synchronous:
+            self._publish()
+            return True
+        if self._pending:
+            return False
+        self._pending = True
+        self._wake.set()
+        return True
+
+    def _publish(self) -> None:
+        try:
+            msg = self._build()
+            if msg is not None:
+                self.publisher.publish(msg)
+        except Exception as err:  # noqa: BLE001 - a failed publish must not kill the loop or the thread
+            if self._throttle.ready():
+                logger.error("Publishing '%s' failed: %s", self.topic, err)
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            if not self._running:
+                return
+            self._publish()
+            self._pending = False
+
+    def shutdown(self) -> None:
+        """Stop the thread, then unregister the topic; idempotent."""
+        if not self._running:
+            return
+        self._running = False
+        self._wake.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(self.JOIN_TIMEOUT)
+        self.publisher.unregister()
+
+
+class PeriodicWorker:
+    """Call ``work()`` at ``rate`` Hz, off the control loop.
+
+    Threaded mode: a daemon thread waking every ``1/rate`` wall-clock seconds.  Synchronous mode
+    (``nh.SYNCHRONOUS_REALTIME_PUBLISH`` unless ``synchronous`` says otherwise): no thread;
+    :meth:`poll` (called from ``update()``) runs ``work()`` when ``1/rate`` seconds of ROS time have
+    passed.  Exceptions in ``work()`` are logged (throttled), never raised.
+
+    :param nh: handle that tracks this worker (its shutdown stops the thread).
+    """
+
+    JOIN_TIMEOUT = 2.0
+
+    def __init__(self, nh, rate: float, work: Callable[[], None], name: str,
+                 synchronous: Optional[bool] = None) -> None:
+        if not (rate > 0.0 and math.isfinite(rate)):
+            raise ConfigError(f"{name}: rate must be a positive number, got {rate!r}", nh.namespace)
+        self.rate = float(rate)
+        self.synchronous = nh.SYNCHRONOUS_REALTIME_PUBLISH if synchronous is None else bool(synchronous)
+        self._work = work
+        self._name = name
+        self._stop = threading.Event()
+        self._throttle = Throttle(5.0)
+        self._due = PublishRate(rate)
+        self._thread: Optional[threading.Thread] = None
+        if not self.synchronous:
+            self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+            self._thread.start()
+        nh.track(self)
+
+    def reset(self, time: float) -> None:
+        """Synchronous mode: the next :meth:`poll` due one period after ``time``."""
+        self._due.reset(time)
+
+    def poll(self, time: float) -> None:
+        """Synchronous mode: run ``work()`` if due at ROS time ``time`` (no-op when threaded)."""
+        if self._thread is not None:
+            return
+        due = self._due
+        if due.last is None:
+            due.reset(time)
+            return
+        if due.last + due.period <= time + 1e-9:
+            due.last = max(due.last + due.period, time - due.period)
+            self.run_once()
+
+    def run_once(self) -> None:
+        """Run ``work()`` now in the caller's thread (errors logged)."""
+        try:
+            self._work()
+        except Exception:  # noqa: BLE001 - the monitor must survive a bad goal handle
+            if self._throttle.ready():
+                logger.exception("%s failed", self._name)
+
+    def _run(self) -> None:
+        period = 1.0 / self.rate
+        while not self._stop.wait(period):
+            self.run_once()
+
+    def shutdown(self) -> None:
+        """Stop the thread; idempotent."""
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(self.JOIN_TIMEOUT)

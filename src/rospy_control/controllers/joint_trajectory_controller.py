@@ -1,0 +1,461 @@
+"""``<package>/JointTrajectoryController``: ros_controllers' joint trajectory controller in Python.
+
+Variants (registered in :data:`~rospy_control.controller_manager.CONTROLLER_TYPES`):
+
+===================================================  ==========================  ===========================
+type                                                 class                       writes
+===================================================  ==========================  ===========================
+``position_controllers/JointTrajectoryController``   PositionJoint...Controller  desired position
+``velocity_controllers/JointTrajectoryController``   VelocityJoint...Controller  ``ff*v_d + PID(e_p, e_v)``
+``effort_controllers/JointTrajectoryController``     EffortJoint...Controller    ``ff*v_d + PID(e_p, e_v)``
+``pos_vel_controllers/JointTrajectoryController``    PosVelJoint...Controller    desired (position, velocity)
+``pos_vel_acc_controllers/JointTrajectoryController``  PosVelAccJoint...Controller  desired (pos, vel, acc)
+===================================================  ==========================  ===========================
+
+Everything trajectory-related (time base, validation, replacement merge, wraparound, tolerances,
+hold/stop ramp, goal bookkeeping) is :class:`~rospy_control.trajectory.TrajectoryExecutor`; this module
+adds the hardware adapters and the ROS API (:class:`TrajectoryRosApi`, reusable without a
+controller manager, see "Standalone use" below).
+
+ROS API
+-------
+Parameters (controller namespace; upstream names and defaults):
+
+* ``joints`` (list, required) -- each must be in the URDF and in the hardware interface;
+* ``robot_description`` -- read from the controller manager's namespace, else ``/robot_description``
+  (required, as upstream); ``continuous`` joints get angle wraparound;
+* ``constraints/goal_time`` (0.0 s), ``constraints/stopped_velocity_tolerance`` (0.01, the goal
+  velocity tolerance of every joint), ``constraints/<joint>/trajectory`` (0.0 = path position
+  tolerance not enforced), ``constraints/<joint>/goal`` (0.0 = not enforced);
+* ``state_publish_rate`` (50 Hz), ``action_monitor_rate`` (20 Hz);
+* ``stop_trajectory_duration`` (0.0: hold at the measured position; > 0: stop ramp of that duration);
+* ``allow_partial_joints_goal`` (false);
+* velocity/effort variants: ``gains/<joint>/{p, i, d, i_clamp, i_clamp_min, i_clamp_max, antiwindup}``
+  and ``velocity_ff/<joint>`` (0.0).
+
+Beyond upstream (each documented; the default is the safe choice):
+
+* ``hold_on_abort`` (**true**): a goal aborted for a path/goal tolerance violation stops the robot
+  (hold at the measured position, or the stop ramp).  Upstream keeps executing the aborted
+  trajectory (ros_controllers#48): set false for that.
+* ``goal_timeout_margin`` (**1.0 s**; negative disables): a goal still active this long after the
+  latest ``end + goal_time`` of its joints is aborted with GOAL_TOLERANCE_VIOLATED ("goal timed
+  out ...") even when no ``goal_time`` was configured -- a goal can never hang.
+* Always on (no parameter -- there is no unsafe alternative worth offering): NaN/inf in any executed
+  point is rejected with INVALID_GOAL naming the point and joint (duplicated joint names with
+  INVALID_JOINTS), and past points produce **one** throttled, explicit warning ("Trajectory starts in
+  the past: skipping its first N of M point(s) ...") instead of upstream's "Dropping ..." stream; the
+  all-in-the-past rejection text says how to fix the stamp.  The MoveIt case (first point at
+  ``time_from_start`` 0, stamp 0) is skipped silently.
+* ``stopping()`` leaves the joints safe: velocity/effort commands are zeroed, position-type
+  commands hold the measured position (upstream leaves the last command in place).
+* Missing ``gains/<joint>/p`` fails the load of the velocity/effort variants (upstream only warns
+  and runs with zero gains -- spec 8.15).
+
+Topics, services, action (controller namespace):
+
+* subscribes ``command`` (``trajectory_msgs/JointTrajectory``): replaces the trajectory, preempts the
+  active goal; no tolerances are checked;
+* publishes ``state`` (``control_msgs/JointTrajectoryControllerState``) at ``state_publish_rate``:
+  desired (positions, velocities, accelerations), actual and error (positions, velocities);
+  accelerations of actual/error empty, as upstream;
+* service ``query_state`` (``control_msgs/QueryTrajectoryState``): desired state at the requested time;
+  fails (exception -> the call returns false) when the controller is not running or the time precedes
+  the trajectory;
+* action ``follow_joint_trajectory`` (``control_msgs/FollowJointTrajectoryAction``): validation codes
+  of spec 6.5 (rejected goals carry ``error_code`` and ``error_string``); a new goal preempts the
+  previous one; feedback (desired/actual/error) at ``action_monitor_rate``; results with codes and
+  ``error_string``; cancel -> hold and PREEMPTED.
+
+Threading: ``update()`` (loop) reads the joints, calls ``TrajectoryExecutor.update`` (one sample and
+one vectorised tolerance check for all joints), writes the commands and, when a ``state`` message is
+due, only *requests* it from a publisher thread that builds it.  Goal results and feedback are
+relayed by an action-monitor thread at ``action_monitor_rate`` draining the executor's event queue.
+With in-memory node handles (unit tests) both run synchronously from ``update()`` at the same rates
+in ROS time (set :attr:`JointTrajectoryController.SYNCHRONOUS` to force either mode).
+
+Standalone use (no controller manager, e.g. the driver's ``use_ros_control:=false`` branch)
+-------------------------------------------------------------------------------------------
+Either reuse a controller over a minimal RobotHW (same code path as under the controller manager)::
+
+    hw = RobotHW(); iface = PositionJointInterface()
+    for name, data in joint_data.items():           # JointData objects the driver reads/writes
+        iface.register_handle(JointHandle(JointStateHandle(name, data), data, "command_position"))
+    hw.register_interface(iface)
+    jtc = PositionJointTrajectoryController()
+    jtc.init_request(hw, root_nh, root_nh.child("arm_controller"))   # params as in controllers.yaml
+    jtc.start_request(t)
+    ... every cycle: read hardware -> jtc.update_request(t, dt) -> write hardware
+    jtc.stop_request(t); root_nh.child(...).shutdown() when done
+
+or drive the engine directly and reuse only the ROS API::
+
+    executor = TrajectoryExecutor.from_params(joints, nh, continuous_joints(root_nh, joints), nh.namespace)
+    api = TrajectoryRosApi(executor, nh)             # command, state, query_state, follow_joint_trajectory
+    executor.start(t, positions, velocities); api.on_start(t)
+    ... every cycle: p, v, a = executor.update(t, dt, positions, velocities); write p/v/a; api.on_update(t)
+
+Both give the same action, topics, service, validation and result codes as the controller.
+"""
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any, List, Optional, Sequence
+
+import numpy as np
+
+from rospy_control.controller_interface import Controller
+from rospy_control.controllers._common import PublishRate, joint_list_param, to_stamp
+from rospy_control.controllers._jtc_common import (
+    DeferredPublisher, PeriodicWorker, control_msgs_module, number_param, urdf_joint_types,
+)
+from rospy_control.controllers.pid import Pid
+from rospy_control.exceptions import ConfigError, ControllerError
+from rospy_control.hardware_interface import (
+    EffortJointInterface, PositionJointInterface, PosVelAccJointInterface, PosVelJointInterface,
+    VelocityJointInterface,
+)
+from rospy_control.log import Throttle, get_logger
+from rospy_control.trajectory import ABORTED, PREEMPTED, SUCCEEDED, TrajectoryError, TrajectoryExecutor
+from rospy_control.trajectory.message import to_sec
+
+logger = get_logger(__name__)
+
+__all__ = [
+    "JointTrajectoryController", "PositionJointTrajectoryController", "VelocityJointTrajectoryController",
+    "EffortJointTrajectoryController", "PosVelJointTrajectoryController",
+    "PosVelAccJointTrajectoryController",
+    "TrajectoryRosApi", "continuous_joints", "DEFAULT_STATE_PUBLISH_RATE", "DEFAULT_ACTION_MONITOR_RATE",
+]
+
+DEFAULT_STATE_PUBLISH_RATE = 50.0
+DEFAULT_ACTION_MONITOR_RATE = 20.0
+
+_TWO_PI = 2.0 * math.pi
+
+
+def continuous_joints(root_nh, joint_names: Sequence[str], param: str = "robot_description") -> List[bool]:
+    """Per joint, True if the URDF (``param`` on ``root_nh``, else global) declares it continuous.
+
+    :raises ConfigError: no URDF, or a joint missing from it.
+    """
+    types = urdf_joint_types(root_nh, joint_names, param)
+    return [types[name] == "continuous" for name in joint_names]
+
+
+# =================================================================================================
+# ROS API over an executor (shared by the controller and the standalone server)
+# =================================================================================================
+class TrajectoryRosApi:
+    """``command``, ``state``, ``query_state`` and ``follow_joint_trajectory`` for a
+    :class:`~rospy_control.trajectory.TrajectoryExecutor` (see the module docstring).
+
+    The owner calls :meth:`on_start` after ``executor.start``, :meth:`on_update` after every
+    ``executor.update`` (loop thread; cheap) and :meth:`on_stop` after ``executor.stopping``.
+    Everything is created through ``nh``, so ``nh.shutdown()`` removes it all (threads included).
+
+    :param executor: the engine.
+    :param nh: handle in the controller namespace.
+    :param state_publish_rate: Hz of the ``state`` topic (<= 0: never).
+    :param action_monitor_rate: Hz of result/feedback relaying.
+    :param synchronous: None: as ``nh.SYNCHRONOUS_REALTIME_PUBLISH``; True: publish ``state`` and
+        relay goal events from :meth:`on_update` (deterministic tests); False: threads.
+    """
+
+    def __init__(self, executor: TrajectoryExecutor, nh,
+                 state_publish_rate: float = DEFAULT_STATE_PUBLISH_RATE,
+                 action_monitor_rate: float = DEFAULT_ACTION_MONITOR_RATE,
+                 synchronous: Optional[bool] = None) -> None:
+        msgs = control_msgs_module("msg")
+        srvs = control_msgs_module("srv")
+        from trajectory_msgs.msg import JointTrajectory
+        self._msgs = msgs
+        self._srvs = srvs
+        self.executor = executor
+        self.nh = nh
+        self.joint_names = executor.joint_names
+        self._goal_lock = threading.RLock()
+        self._throttle = Throttle(5.0)
+        self.state_rate = PublishRate(state_publish_rate)
+        self.state_publisher = DeferredPublisher(nh, "state", msgs.JointTrajectoryControllerState,
+                                                 self._build_state, 1, synchronous)
+        self.monitor_worker = PeriodicWorker(nh, action_monitor_rate, self.monitor,
+                                             f"ActionMonitor[{nh.resolve_name('follow_joint_trajectory')}]",
+                                             synchronous)
+        self.command_subscriber = nh.subscribe("command", JointTrajectory, self._on_command, 1)
+        self.query_service = nh.advertise_service("query_state", srvs.QueryTrajectoryState,
+                                                  self._on_query_state)
+        self.action_server = nh.action_server("follow_joint_trajectory", msgs.FollowJointTrajectoryAction,
+                                              self._on_goal, self._on_cancel)
+        self.action_server.start()
+
+    # -------------------------------------------------------------------------------- loop side
+    def on_start(self, time: float) -> None:
+        """After ``executor.start`` (loop thread): first ``state`` at the next update."""
+        if self.state_rate.enabled:
+            self.state_rate.reset(time - 1.001 * self.state_rate.period)
+        self.monitor_worker.reset(time)
+
+    def on_update(self, time: float) -> None:
+        """After ``executor.update`` (loop thread): request ``state`` when due; synchronous monitor."""
+        rate = self.state_rate
+        if rate.last is not None and rate.last + rate.period < time and self.state_publisher.request():
+            rate.last += rate.period
+            if rate.last + rate.period < time:  # after a stall, do not burst to catch up
+                rate.last = time - rate.period
+        self.monitor_worker.poll(time)
+
+    def on_stop(self, time: float) -> None:
+        """After ``executor.stopping``: in synchronous mode relay the preemption at once."""
+        if self.monitor_worker.synchronous:
+            self.monitor_worker.run_once()
+
+    # -------------------------------------------------------------------------------- messages
+    def _fill(self, msg: Any, fb: Any) -> Any:
+        msg.header.stamp = to_stamp(fb.time)
+        msg.joint_names = list(fb.joint_names)
+        msg.desired.positions = fb.desired_positions.tolist()
+        msg.desired.velocities = fb.desired_velocities.tolist()
+        msg.desired.accelerations = fb.desired_accelerations.tolist()
+        msg.actual.positions = fb.actual_positions.tolist()
+        msg.actual.velocities = fb.actual_velocities.tolist()
+        msg.error.positions = fb.error_positions.tolist()
+        msg.error.velocities = fb.error_velocities.tolist()
+        return msg
+
+    def _build_state(self) -> Any:
+        fb = self.executor.feedback()
+        if fb is None:
+            return None
+        return self._fill(self._msgs.JointTrajectoryControllerState(), fb)
+
+    def _result(self, code: int, text: str) -> Any:
+        return self._msgs.FollowJointTrajectoryResult(error_code=int(code), error_string=text)
+
+    # -------------------------------------------------------------------------------- monitor
+    def monitor(self) -> None:
+        """Relay finished goals and publish feedback for the active one (monitor thread)."""
+        with self._goal_lock:
+            self._relay_events()
+            gh = self.executor.active_goal_key
+            if gh is None:
+                return
+            fb = self.executor.feedback()
+            if fb is not None:
+                gh.publish_feedback(self._fill(self._msgs.FollowJointTrajectoryFeedback(), fb))
+
+    def _relay_events(self) -> None:
+        """With ``_goal_lock`` held: turn executor goal events into goal-handle transitions."""
+        for ev in self.executor.poll_events():
+            gh = ev.goal_key
+            if gh is None:
+                continue
+            result = self._result(ev.error_code, ev.error_string)
+            if ev.status == SUCCEEDED:
+                gh.set_succeeded(result, ev.error_string)
+            elif ev.status == ABORTED:
+                gh.set_aborted(result, ev.error_string)
+            elif ev.status == PREEMPTED:
+                gh.set_canceled(result, ev.error_string)
+
+    # -------------------------------------------------------------------------------- callbacks
+    def _on_command(self, msg: Any) -> None:
+        code, _ = self.executor.accept(msg)  # logs its own (throttled) warning on rejection
+        if code == 0:
+            with self._goal_lock:
+                self._relay_events()  # the preempted goal, if any, learns it now
+
+    def _on_goal(self, gh: Any) -> None:
+        goal = gh.get_goal()
+        with self._goal_lock:
+            code, text = self.executor.accept_goal(goal, gh)
+            if code != 0:
+                gh.set_rejected(self._result(code, text), text)
+                return
+            gh.set_accepted()
+            self._relay_events()
+
+    def _on_cancel(self, gh: Any) -> None:
+        with self._goal_lock:
+            self.executor.cancel(gh)  # ignored unless gh is the active goal
+            self._relay_events()
+
+    def _on_query_state(self, request: Any) -> Any:
+        try:
+            result = self.executor.query_state(to_sec(request.time))
+        except TrajectoryError as err:
+            if self._throttle.ready("query"):
+                logger.warning("query_state: %s", err)
+            raise ControllerError(str(err)) from None
+        response = self._srvs.QueryTrajectoryStateResponse()
+        response.name = list(result.joint_names)
+        response.position = result.positions.tolist()
+        response.velocity = result.velocities.tolist()
+        response.acceleration = result.accelerations.tolist()
+        return response
+
+
+# =================================================================================================
+# Controller
+# =================================================================================================
+class JointTrajectoryController(Controller):
+    """Base of the five variants (see the module docstring).  Subclasses set :attr:`INTERFACE` and
+    implement :meth:`_write`, :meth:`_start_commands`, :meth:`_safe_commands`."""
+
+    #: None: follow the node handle (synchronous for in-memory handles); True/False force the mode
+    #: of the ``state`` publisher and the action monitor.
+    SYNCHRONOUS: Optional[bool] = None
+
+    def init(self, hw, root_nh, controller_nh) -> bool:
+        names = joint_list_param(controller_nh)
+        if len(set(names)) != len(names):
+            raise ConfigError(f"Parameter 'joints' contains duplicated names: {names}",
+                              controller_nh.resolve_name("joints"))
+        self.joint_names: List[str] = names
+        continuous = continuous_joints(root_nh, names)
+        self.handles = [hw.get_handle(name) for name in names]
+        self._data = [h.get_data() for h in self.handles]
+        self.executor = TrajectoryExecutor.from_params(names, controller_nh, continuous,
+                                                       source=controller_nh.namespace)
+        state_rate = number_param(controller_nh, "state_publish_rate", DEFAULT_STATE_PUBLISH_RATE)
+        monitor_rate = number_param(controller_nh, "action_monitor_rate", DEFAULT_ACTION_MONITOR_RATE)
+        if monitor_rate <= 0.0:
+            raise ConfigError(f"Parameter 'action_monitor_rate' must be > 0, got {monitor_rate}",
+                              controller_nh.resolve_name("action_monitor_rate"))
+        self._init_adapter(controller_nh)
+        self.ros = TrajectoryRosApi(self.executor, controller_nh, state_rate, monitor_rate, self.SYNCHRONOUS)
+        logger.debug("Initialized %s with %d joint(s): %s", type(self).__name__, len(names), names)
+        return True
+
+    # -------------------------------------------------------------------------------- life cycle
+    def _measured(self):
+        data = self._data
+        return [d.position for d in data], [d.velocity for d in data]
+
+    def starting(self, time: float) -> None:
+        pos, vel = self._measured()
+        self.executor.start(time, pos, vel)
+        self._start_commands(pos)
+        self.ros.on_start(time)
+
+    def update(self, time: float, period: float) -> None:
+        data = self._data
+        pos = [d.position for d in data]
+        vel = [d.velocity for d in data]
+        dp, dv, da = self.executor.update(time, period, pos, vel)
+        self._write(dp, dv, da, pos, vel, period)
+        self.ros.on_update(time)
+
+    def stopping(self, time: float) -> None:
+        self.executor.stopping(time)
+        self._safe_commands()
+        self.ros.on_stop(time)
+
+    def aborting(self, time: float) -> None:
+        self._safe_commands()
+
+    # -------------------------------------------------------------------------------- adapters
+    def _init_adapter(self, nh) -> None:
+        """Read adapter parameters (velocity/effort: gains)."""
+
+    def _start_commands(self, positions: List[float]) -> None:
+        """Commands written by ``starting()``."""
+        self._safe_commands()
+
+    def _write(self, dp: np.ndarray, dv: np.ndarray, da: np.ndarray, pos: List[float], vel: List[float],
+               period: float) -> None:
+        raise NotImplementedError
+
+    def _safe_commands(self) -> None:
+        """Commands that keep the joints where they are (``stopping``/``aborting``)."""
+        raise NotImplementedError
+
+
+class PositionJointTrajectoryController(JointTrajectoryController):
+    """``position_controllers/JointTrajectoryController``: writes the desired position."""
+
+    INTERFACE = PositionJointInterface
+
+    def _write(self, dp, dv, da, pos, vel, period) -> None:
+        for handle, value in zip(self.handles, dp.tolist()):
+            handle.set_command(value)
+
+    def _safe_commands(self) -> None:
+        for handle, data in zip(self.handles, self._data):
+            handle.set_command(data.position)
+
+
+class PosVelJointTrajectoryController(JointTrajectoryController):
+    """``pos_vel_controllers/JointTrajectoryController``: writes desired (position, velocity)."""
+
+    INTERFACE = PosVelJointInterface
+
+    def _write(self, dp, dv, da, pos, vel, period) -> None:
+        for handle, p, v in zip(self.handles, dp.tolist(), dv.tolist()):
+            handle.set_command(p, v)
+
+    def _safe_commands(self) -> None:
+        for handle, data in zip(self.handles, self._data):
+            handle.set_command(data.position, 0.0)
+
+
+class PosVelAccJointTrajectoryController(JointTrajectoryController):
+    """``pos_vel_acc_controllers/JointTrajectoryController``: writes desired (pos, vel, acc)."""
+
+    INTERFACE = PosVelAccJointInterface
+
+    def _write(self, dp, dv, da, pos, vel, period) -> None:
+        for handle, p, v, a in zip(self.handles, dp.tolist(), dv.tolist(), da.tolist()):
+            handle.set_command(p, v, a)
+
+    def _safe_commands(self) -> None:
+        for handle, data in zip(self.handles, self._data):
+            handle.set_command(data.position, 0.0, 0.0)
+
+
+class _PidTrajectoryController(JointTrajectoryController):
+    """Closed-loop adapter: ``command = velocity_ff * v_desired + PID(e_pos, e_vel, period)``.
+
+    ``e_pos`` is the shortest angular distance from the measured to the desired position (every
+    joint, as upstream), ``e_vel = v_desired - v_measured``.  One :class:`~rospy_control.controllers.pid.Pid`
+    per joint from ``gains/<joint>``.
+    """
+
+    def _init_adapter(self, nh) -> None:
+        self.pids: List[Pid] = []
+        ff = []
+        for name in self.joint_names:
+            self.pids.append(Pid.from_params(nh.child(f"gains/{name}")))
+            ff.append(number_param(nh, f"velocity_ff/{name}", 0.0))
+        self.velocity_ff = np.array(ff)
+        self._compute = [pid.compute_command for pid in self.pids]
+
+    def _write(self, dp, dv, da, pos, vel, period) -> None:
+        p = np.array(pos)
+        ep = math.pi - np.remainder(math.pi - (dp - p), _TWO_PI)
+        ev = dv - np.array(vel)
+        ff = (self.velocity_ff * dv).tolist()
+        for handle, compute, f, e, ed in zip(self.handles, self._compute, ff, ep.tolist(), ev.tolist()):
+            handle.set_command(f + compute(e, period, ed))
+
+    def _start_commands(self, positions) -> None:
+        for pid in self.pids:
+            pid.reset()
+        self._safe_commands()
+
+    def _safe_commands(self) -> None:
+        for handle in self.handles:
+            handle.set_command(0.0)
+
+
+class VelocityJointTrajectoryController(_PidTrajectoryController):
+    """``velocity_controllers/JointTrajectoryController`` (PID on the velocity command)."""
+
+    INTERFACE = VelocityJointInterface
+
+
+class EffortJointTrajectoryController(_PidTrajectoryController):
+    """``effort_controllers/JointTrajectoryController`` (PID on the effort command)."""
+
+    INTERFACE = EffortJointInterface

@@ -1,0 +1,254 @@
+"""Simulated robot and rig for the JTC / gripper tests (no test functions here).
+
+:class:`SimRobot` has joints in every joint command interface, with separate command storage per
+interface, and simple dynamics selected per test: ``position`` (first-order lag towards the position
+command), ``velocity`` (integrates the velocity command), ``effort`` (unit mass with viscous damping),
+``posvel`` / ``posvelacc`` (lag towards the PosVel(Acc) position command).  ``stuck`` joints do not
+move; ``speed`` scales the lag (a slow robot violates tolerances); ``wall`` stops joints at a
+position (a gripper closing on an object).
+
+:class:`JtcRig` = in-memory graph + controller manager + robot + a ROS-time clock stepped by
+:meth:`JtcRig.cycle`.
+"""
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+import time as _time
+from typing import Dict, List, Optional, Sequence
+
+_WS = os.path.join(os.path.dirname(__file__), "..", "..", "..", ".ws", "devel", "lib", "python3",
+                   "dist-packages")
+try:
+    import control_msgs.msg  # noqa: F401
+except ImportError:
+    if os.path.isdir(os.path.join(_WS, "control_msgs")):
+        sys.path.append(os.path.abspath(_WS))
+
+import genpy  # noqa: E402
+from control_msgs.msg import (  # noqa: E402
+    FollowJointTrajectoryGoal, GripperCommandGoal, JointTolerance, JointTrajectoryControllerState,
+)
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+from rospy_control.controller_interface import (  # noqa: E402
+    InMemoryActionClient, InMemoryGraph, InMemoryNodeHandle,
+)
+from rospy_control.controller_manager import ControllerManager  # noqa: E402
+from rospy_control.hardware_interface import (  # noqa: E402
+    EffortJointInterface, JointData, JointHandle, JointStateHandle, JointStateInterface,
+    PositionJointInterface,
+    PosVelAccJointHandle, PosVelAccJointInterface, PosVelJointHandle, PosVelJointInterface, RobotHW,
+    VelocityJointInterface,
+)
+
+CONT_URDF_JOINT = '<joint name="{n}" type="continuous"><parent link="l{i}"/><child link="l{j}"/></joint>'
+REV_URDF_JOINT = ('<joint name="{n}" type="revolute"><parent link="l{i}"/><child link="l{j}"/>'
+                  '<limit lower="-10" upper="10" effort="10" velocity="10"/></joint>')
+
+
+def make_urdf(joints: Dict[str, str]) -> str:
+    """A URDF chain with the given ``{name: "continuous" | "revolute"}`` joints (+ a transmission)."""
+    links = "".join(f'<link name="l{i}"/>' for i in range(len(joints) + 1))
+    body = "".join((CONT_URDF_JOINT if kind == "continuous" else REV_URDF_JOINT).format(n=name, i=i, j=i + 1)
+                   for i, (name, kind) in enumerate(joints.items()))
+    trans = ('<transmission name="t0"><type>transmission_interface/SimpleTransmission</type>'
+             '<joint name="ghost"><hardwareInterface>hardware_interface/PositionJointInterface'
+             '</hardwareInterface></joint></transmission>')
+    return f'<?xml version="1.0" encoding="utf-8"?>\n<robot name="sim">{links}{body}{trans}</robot>'
+
+
+class SimRobot(RobotHW):
+    """Joints in all command interfaces; :meth:`step` integrates the selected dynamics."""
+
+    def __init__(self, names: Sequence[str], mode: str = "position", tau: float = 0.01,
+                 positions: Optional[Sequence[float]] = None) -> None:
+        super().__init__()
+        self.names = list(names)
+        self.mode = mode
+        self.tau = tau
+        self.speed = 1.0
+        self.state: Dict[str, JointData] = {}
+        self.pv: Dict[str, JointData] = {}
+        self.pva: Dict[str, JointData] = {}
+        self.stuck: Dict[str, bool] = {n: False for n in names}
+        self.wall: Dict[str, Optional[float]] = {n: None for n in names}
+        js, pj, vj, ej = JointStateInterface(), PositionJointInterface(), VelocityJointInterface(), \
+            EffortJointInterface()
+        pvi, pvai = PosVelJointInterface(), PosVelAccJointInterface()
+        for k, name in enumerate(self.names):
+            x0 = 0.0 if positions is None else float(positions[k])
+            data = JointData(position=x0, command_position=x0)
+            self.state[name] = data
+            self.pv[name] = JointData(command_position=x0)
+            self.pva[name] = JointData(command_position=x0)
+            st = JointStateHandle(name, data)
+            js.register_handle(st)
+            pj.register_handle(JointHandle(st, data, "command_position"))
+            vj.register_handle(JointHandle(st, data, "command_velocity"))
+            ej.register_handle(JointHandle(st, data, "command_effort"))
+            pvi.register_handle(PosVelJointHandle(st, self.pv[name]))
+            pvai.register_handle(PosVelAccJointHandle(st, self.pva[name]))
+        for iface in (js, pj, vj, ej, pvi, pvai):
+            self.register_interface(iface)
+
+    def positions(self) -> List[float]:
+        return [self.state[n].position for n in self.names]
+
+    def velocities(self) -> List[float]:
+        return [self.state[n].velocity for n in self.names]
+
+    def step(self, dt: float) -> None:
+        for name in self.names:
+            d = self.state[name]
+            if self.stuck[name]:
+                d.velocity = 0.0
+                continue
+            x = d.position
+            if self.mode == "position":
+                target = d.command_position
+                x_new = x + (target - x) * min(1.0, self.speed * dt / self.tau)
+            elif self.mode in ("posvel", "posvelacc"):
+                src = self.pv[name] if self.mode == "posvel" else self.pva[name]
+                x_new = x + (src.command_position - x) * min(1.0, self.speed * dt / self.tau)
+            elif self.mode == "velocity":
+                x_new = x + d.command_velocity * dt * self.speed
+            elif self.mode == "effort":
+                v = d.velocity + (d.command_effort - 2.0 * d.velocity) * dt
+                x_new = x + v * dt
+            else:  # pragma: no cover
+                raise ValueError(self.mode)
+            wall = self.wall[name]
+            if wall is not None and x <= wall <= x_new or wall is not None and x >= wall >= x_new:
+                x_new = wall
+            d.velocity = (x_new - x) / dt
+            d.position = x_new
+            d.effort = d.command_effort
+
+
+def pt(positions, t, velocities=None, accelerations=None) -> JointTrajectoryPoint:
+    p = JointTrajectoryPoint()
+    p.positions = list(positions)
+    p.velocities = [] if velocities is None else list(velocities)
+    p.accelerations = [] if accelerations is None else list(accelerations)
+    p.time_from_start = genpy.Duration.from_sec(t)
+    return p
+
+
+def traj(names, points, stamp: float = 0.0) -> JointTrajectory:
+    msg = JointTrajectory()
+    msg.header.stamp = genpy.Time.from_sec(stamp)
+    msg.joint_names = list(names)
+    msg.points = list(points)
+    return msg
+
+
+def fjt_goal(trajectory, path=None, goal=None, goal_time=0.0) -> FollowJointTrajectoryGoal:
+    """``path``/``goal``: {joint: position tolerance} (velocity/acceleration 0 = default)."""
+    g = FollowJointTrajectoryGoal()
+    g.trajectory = trajectory
+    g.path_tolerance = [JointTolerance(name=n, position=v) for n, v in (path or {}).items()]
+    g.goal_tolerance = [JointTolerance(name=n, position=v) for n, v in (goal or {}).items()]
+    g.goal_time_tolerance = genpy.Duration.from_sec(goal_time)
+    return g
+
+
+def gripper_goal(position: float, max_effort: float) -> GripperCommandGoal:
+    g = GripperCommandGoal()
+    g.command.position = position
+    g.command.max_effort = max_effort
+    return g
+
+
+def rrbot_params(joints, **extra) -> dict:
+    """Upstream test settings: goal_time 0.5, goal 0.01, trajectory 0.05, state rate 100."""
+    params = {"joints": list(joints), "state_publish_rate": 100.0,
+              "constraints": {"goal_time": 0.5, "stopped_velocity_tolerance": 0.05}}
+    for j in joints:
+        params["constraints"][j] = {"goal": 0.01, "trajectory": 0.05}
+    params.update(extra)
+    return params
+
+
+class JtcRig:
+    """Robot + in-memory graph + controller manager; :meth:`cycle` = read, update, write, step."""
+
+    def __init__(self, joints: Dict[str, str], mode: str = "position", positions=None,
+                 tau: float = 0.01) -> None:
+        self.graph = InMemoryGraph()
+        self.root_nh = InMemoryNodeHandle("/", self.graph)
+        self.root_nh.set_param("robot_description", make_urdf(joints))
+        self.robot = SimRobot(list(joints), mode, tau, positions)
+        self.cm = ControllerManager(self.robot, self.root_nh, switch_wall_margin=0.5, switch_wait_limit=3.0)
+        self.t = 100.0
+        self.dt = 0.01
+        self.graph.set_time(self.t)
+        self.name: Optional[str] = None
+
+    # -- controller management -------------------------------------------------------------------
+    def load(self, name: str, type_name: str, params: dict):
+        self.root_nh.set_param(name, dict(params, type=type_name))
+        result = self.cm.load_controller(name)
+        assert result.ok, result.message
+        self.name = name
+        return self.cm.get_controller_by_name(name)
+
+    def switch(self, start=(), stop=()) -> None:
+        out = []
+        worker = threading.Thread(
+            target=lambda: out.append(self.cm.switch_controller(list(start), list(stop), 2)))
+        worker.start()
+        deadline = _time.monotonic() + 3.0
+        while worker.is_alive() and _time.monotonic() < deadline:
+            if self.cm.is_switch_pending():
+                self.cycle()
+            else:
+                _time.sleep(0.0002)
+        worker.join(3.0)
+        assert out and out[0].ok, out
+
+    def start(self, name: str, type_name: str, params: dict):
+        ctrl = self.load(name, type_name, params)
+        self.switch(start=[name])
+        return ctrl
+
+    # -- time ------------------------------------------------------------------------------------
+    def cycle(self) -> float:
+        dt = self.dt
+        self.t += dt
+        self.graph.set_time(self.t)
+        self.robot.read(self.t, dt)
+        self.cm.update(self.t, dt)
+        self.robot.write(self.t, dt)
+        self.robot.step(dt)
+        return self.t
+
+    def run(self, seconds: float, until=None) -> float:
+        """Cycle for ``seconds`` (or until ``until()`` is true); returns the elapsed time."""
+        n = int(round(seconds / self.dt))
+        for k in range(n):
+            self.cycle()
+            if until is not None and until():
+                return (k + 1) * self.dt
+        return n * self.dt
+
+    # -- ROS helpers -----------------------------------------------------------------------------
+    def client(self, action: str = "follow_joint_trajectory") -> InMemoryActionClient:
+        return InMemoryActionClient(self.root_nh, f"{self.name}/{action}")
+
+    def publish(self, msg, topic: str = "command") -> None:
+        self.root_nh.advertise(f"{self.name}/{topic}", type(msg), 1).publish(msg)
+
+    def record_state(self) -> List[JointTrajectoryControllerState]:
+        received: List[JointTrajectoryControllerState] = []
+        self.root_nh.subscribe(f"{self.name}/state", JointTrajectoryControllerState, received.append)
+        return received
+
+    def close(self) -> None:
+        self.cm.shutdown()
+
+
+def angle_diff(a: float, b: float) -> float:
+    return math.pi - ((math.pi - (a - b)) % (2 * math.pi))
