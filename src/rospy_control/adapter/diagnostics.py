@@ -1,0 +1,321 @@
+"""``/diagnostics`` for the driver node: motors, sensors, CAN channels, control loop, RobotHW.
+
+:class:`DriverDiagnostics` turns what the layers already count into one
+``diagnostic_msgs/DiagnosticArray`` (the same message ``diagnostic_updater`` publishes, so
+``rqt_robot_monitor`` and ``diagnostic_aggregator`` work unchanged).  It is built and published by
+:class:`DiagnosticsThread` about once per second, **off the control thread**: it only reads the
+middleware's immutable snapshot, the channels' counters and the loop's statistics copy.
+
+Statuses (``name`` is ``"<node name>: <what>"``, ``hardware_id`` the bus and CAN id):
+
+* ``motor <name>`` -- ``mode`` (confirmed), ``requested_mode``, ``enabled``, position, velocity,
+  effort, ``temperature``, ``error_code``, ``fault`` and ``fault_reason``, ``reply_timeouts``.
+  ERROR while in FAULT, WARN before the first reply or with a firmware error code.
+* ``imu <name>``, ``contact <name>``, ``force_torque <name>``, ``encoder <name>`` -- fault and the
+  latest values.
+* ``channel <name>`` -- interface, bitrate, configured rate, measured cycles/s, ``frames_sent/s``,
+  ``frames_received/s``, error counters, ``bus_load_estimate`` (%), late cycles and overruns.
+  WARN above the channel's ``max_bus_load`` or when errors grew since the last report.
+* ``control loop`` -- configured rate, measured rate, overruns (total and since last report),
+  errors, execution times.  WARN when the measured rate is more than 10 % below the configured one
+  or when overruns grew.
+* ``robot_hw`` -- whatever the RobotHW's own status method returns (``diagnostics()`` /
+  ``status()``: a dict, or a list of ``(key, value)``; optional ``level``/``message`` keys).
+
+Rates ("/s" values) are differences between two reports divided by the wall time between them; the
+first report gives the average since start.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+
+from rospy_control.log import Throttle, get_logger
+
+logger = get_logger(__name__)
+
+__all__ = ["DriverDiagnostics", "DiagnosticsThread", "OK", "WARN", "ERROR", "STALE"]
+
+OK = DiagnosticStatus.OK
+WARN = DiagnosticStatus.WARN
+ERROR = DiagnosticStatus.ERROR
+STALE = DiagnosticStatus.STALE
+
+#: Fraction below the configured loop rate at which the loop status turns WARN.
+RATE_WARN_FRACTION = 0.9
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if hasattr(value, "name") and hasattr(value, "value"):  # IntEnum (ControlMode)
+        return str(value.name)
+    return str(value)
+
+
+def _status(name: str, hardware_id: str, level: int, message: str,
+            values: List[Tuple[str, Any]]) -> DiagnosticStatus:
+    return DiagnosticStatus(level=level, name=name, message=message, hardware_id=hardware_id,
+                            values=[KeyValue(key=str(k), value=_fmt(v)) for k, v in values])
+
+
+class DriverDiagnostics:
+    """Builds the driver's ``DiagnosticArray`` (see the module docstring).
+
+    :param middleware: the :class:`~rospy_control.middleware.Middleware`.
+    :param prefix: status name prefix (the node's name).
+    :param loop: the :class:`~rospy_control.adapter.control_loop.ControlLoop` (or None).
+    :param robot_hw: the RobotHW; its ``diagnostics()`` or ``status()`` is reported if it has one.
+    :param extra: callables returning more ``DiagnosticStatus`` objects (e.g. the standalone
+        controllers' state).
+    :param clock: monotonic clock (tests).
+    """
+
+    def __init__(self, middleware: Any, prefix: str, loop: Any = None, robot_hw: Any = None,
+                 extra: Optional[List[Callable[[], List[DiagnosticStatus]]]] = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.mw = middleware
+        self.prefix = prefix.strip("/") or "driver"
+        self.loop = loop
+        self.robot_hw = robot_hw
+        self.extra = list(extra or [])
+        self._clock = clock
+        self._start = clock()
+        self._last_time: Optional[float] = None
+        self._last_channels: Dict[str, dict] = {}
+        self._last_loop: Optional[dict] = None
+        self._throttle = Throttle(30.0)
+
+    def _name(self, what: str) -> str:
+        return f"{self.prefix}: {what}"
+
+    # -- the whole array --------------------------------------------------------------------------
+    def build(self, stamp: Any = None) -> DiagnosticArray:
+        """One ``DiagnosticArray`` (``header.stamp`` = ``stamp`` if given)."""
+        now = self._clock()
+        elapsed = now - (self._last_time if self._last_time is not None else self._start)
+        elapsed = max(elapsed, 1e-6)
+        msg = DiagnosticArray()
+        if stamp is not None:
+            msg.header.stamp = stamp
+        statuses = msg.status
+        statuses.extend(self.unit_statuses())
+        try:
+            stats = self.mw.statistics()
+        except Exception as err:  # noqa: BLE001 - diagnostics never take the node down
+            stats = {"channels": {}}
+            statuses.append(_status(self._name("middleware"), self.mw.name, ERROR,
+                                    f"statistics failed: {err}", []))
+        for name, ch in sorted(stats.get("channels", {}).items()):
+            statuses.append(self.channel_status(name, ch, elapsed))
+        if self.loop is not None:
+            statuses.append(self.loop_status(elapsed))
+        hw = self.robot_hw_status()
+        if hw is not None:
+            statuses.append(hw)
+        for source in self.extra:
+            try:
+                statuses.extend(source())
+            except Exception as err:  # noqa: BLE001
+                if self._throttle.ready(id(source)):
+                    logger.warning("diagnostics source %r failed: %s", source, err)
+        self._last_time = now
+        return msg
+
+    # -- units ------------------------------------------------------------------------------------
+    def unit_statuses(self) -> List[DiagnosticStatus]:
+        snap = self.mw.snapshot()
+        out = []
+        for unit in self.mw.units():
+            state = snap.get(unit.name)
+            out.append(self.unit_status(unit, state))
+        return out
+
+    def unit_status(self, unit: Any, state: Any) -> DiagnosticStatus:
+        channel = getattr(unit, "channel_name", "")
+        can_id = getattr(unit, "can_id", None)
+        hw_id = f"{channel} id 0x{can_id:X}" if can_id is not None else str(channel)
+        kind = type(unit).__name__
+        label = {"Motor": "motor", "ImuSensor": "imu", "ContactSensor": "contact",
+                 "ForceTorqueSensor": "force_torque", "Encoder": "encoder"}.get(kind, kind.lower())
+        name = self._name(f"{label} {unit.name}")
+        values: List[Tuple[str, Any]] = []
+        timeouts = getattr(unit, "reply_timeouts", 0)
+        if state is None:
+            return _status(name, hw_id, STALE, "no state yet", [("reply_timeouts", timeouts)])
+        fields = getattr(state, "_fields", ())
+        for field in fields:
+            if field in ("name", "stamp"):
+                continue
+            values.append((field, getattr(state, field)))
+        values.append(("reply_timeouts", timeouts))
+        if getattr(unit, "joint", None):
+            values.append(("joint", unit.joint))
+        if state.fault:
+            level, message = ERROR, f"FAULT: {state.fault_reason}"
+        elif not getattr(state, "received", True):
+            level, message = WARN, "no reply yet"
+        elif getattr(state, "error_code", 0):
+            level, message = WARN, f"firmware error code 0x{state.error_code:02X}"
+        elif kind == "Motor":
+            level = OK
+            message = f"{_fmt(state.mode)}" + ("" if state.enabled else " (disabled)")
+            if state.requested_mode != state.mode:
+                message += f", switching to {_fmt(state.requested_mode)}"
+        else:
+            level, message = OK, "OK"
+        return _status(name, hw_id, level, message, values)
+
+    # -- channels ---------------------------------------------------------------------------------
+    def channel_status(self, name: str, ch: dict, elapsed: float) -> DiagnosticStatus:
+        last = self._last_channels.get(name, {})
+
+        def per_s(key: str) -> float:
+            return (ch.get(key, 0) - last.get(key, 0)) / elapsed
+
+        error_keys = ("bus_errors", "tx_errors", "rx_errors", "thread_errors", "bad_frames")
+        errors = sum(int(ch.get(k, 0)) for k in error_keys)
+        last_errors = sum(int(last.get(k, 0)) for k in error_keys)
+        timeouts = ch.get("reply_timeouts", {}) or {}
+        load = float(ch.get("bus_load_estimate", 0.0))
+        values: List[Tuple[str, Any]] = [
+            ("interface", ch.get("interface", "")), ("channel", ch.get("channel", "")),
+            ("bitrate", ch.get("bitrate", "")), ("rate (configured, Hz)", float(ch.get("rate", 0.0))),
+            ("cycles/s", per_s("cycles")), ("frames_sent/s", per_s("frames_sent")),
+            ("frames_received/s", per_s("frames_received")),
+            ("bus_load_estimate (%)", 100.0 * load),
+            ("errors", errors), ("errors since last report", errors - last_errors),
+            ("reply_timeouts", sum(int(v) for v in timeouts.values())),
+        ]
+        for key in ("cycles", "late_cycles", "overruns", "frames_sent", "frames_received", "unknown_frames",
+                    "bad_frames", "bus_errors", "tx_errors", "rx_errors", "thread_errors"):
+            if key in ch:
+                values.append((key, ch[key]))
+        for unit, n in sorted(timeouts.items()):
+            values.append((f"reply_timeouts {unit}", n))
+        self._last_channels[name] = dict(ch)
+        max_load = 0.8
+        channel_obj = getattr(self.mw, "channels", {}).get(name)
+        if channel_obj is not None:
+            max_load = float(getattr(channel_obj, "max_bus_load", max_load))
+        simulated = ""
+        try:
+            simulated = " (simulated)" if self.mw.is_simulated(name) else ""
+        except Exception:  # noqa: BLE001
+            pass
+        if errors > last_errors:
+            level, message = WARN, f"{errors - last_errors} new bus error(s)"
+        elif load > max_load:
+            level, message = WARN, f"bus load estimate {100 * load:.0f} % above {100 * max_load:.0f} %"
+        else:
+            level, message = OK, f"{per_s('cycles'):.0f} cycles/s, load {100 * load:.0f} %{simulated}"
+        return _status(self._name(f"channel {name}"), f"{ch.get('interface', '')}:{ch.get('channel', '')}",
+                       level, message, values)
+
+    # -- control loop -----------------------------------------------------------------------------
+    def loop_status(self, elapsed: float) -> DiagnosticStatus:
+        loop = self.loop
+        stats = loop.stats().as_dict()
+        last = self._last_loop or {"cycles": 0, "overruns": 0, "errors": 0}
+        rate = (stats["cycles"] - last["cycles"]) / elapsed
+        new_overruns = stats["overruns"] - last["overruns"]
+        new_errors = stats["errors"] - last["errors"]
+        self._last_loop = stats
+        values: List[Tuple[str, Any]] = [
+            ("rate (configured, Hz)", float(loop.rate)), ("rate (measured, Hz)", rate),
+            ("overruns", stats["overruns"]), ("overruns since last report", new_overruns),
+            ("errors", stats["errors"]), ("cycles", stats["cycles"]),
+            ("mean execution time (ms)", 1e3 * stats["mean_exec"]),
+            ("max execution time (ms)", 1e3 * stats["max_exec"]),
+            ("last period (ms)", 1e3 * stats["last_period"]),
+        ]
+        running = loop.is_running()
+        if not running:
+            level, message = ERROR, "control loop not running"
+        elif new_errors:
+            level, message = ERROR, f"{new_errors} error(s) in read/update/write"
+        elif self._last_time is not None and rate < RATE_WARN_FRACTION * loop.rate:
+            level, message = WARN, f"rate {rate:.1f} Hz below the configured {loop.rate:.1f} Hz"
+        elif new_overruns:
+            level, message = WARN, f"{new_overruns} overrun(s)"
+        else:
+            level, message = OK, f"{rate:.1f} Hz"
+        return _status(self._name("control loop"), getattr(loop, "name", "control_loop"), level, message,
+                       values)
+
+    # -- robot_hw ---------------------------------------------------------------------------------
+    def robot_hw_status(self) -> Optional[DiagnosticStatus]:
+        hw = self.robot_hw
+        if hw is None:
+            return None
+        method = None
+        for attr in ("diagnostics", "diagnostic_status", "status"):
+            method = getattr(hw, attr, None)
+            if callable(method):
+                break
+            method = None
+        if method is None:
+            return None
+        try:
+            report = method()
+        except Exception as err:  # noqa: BLE001
+            return _status(self._name("robot_hw"), type(hw).__name__, ERROR, f"status failed: {err}", [])
+        if isinstance(report, DiagnosticStatus):
+            return report
+        level, message = OK, "OK"
+        items: List[Tuple[str, Any]] = []
+        if isinstance(report, dict):
+            report = dict(report)
+            level = int(report.pop("level", OK))
+            message = str(report.pop("message", "OK"))
+            items = sorted(report.items())
+        elif isinstance(report, (list, tuple)):
+            items = [tuple(kv) for kv in report]  # type: ignore[misc]
+        else:
+            message = str(report)
+        return _status(self._name("robot_hw"), type(hw).__name__, level, message, items)
+
+
+class DiagnosticsThread:
+    """Publishes :meth:`DriverDiagnostics.build` every ``period`` seconds (wall clock) in its own thread.
+
+    :param diagnostics: the builder.
+    :param publish: callable taking the ``DiagnosticArray`` (e.g. a ``rospy.Publisher.publish``).
+    :param stamp: callable returning the header stamp (e.g. ``rospy.Time.now``).
+    :param period: seconds between two messages (> 0).
+    """
+
+    def __init__(self, diagnostics: DriverDiagnostics, publish: Callable[[DiagnosticArray], None],
+                 stamp: Callable[[], Any], period: float = 1.0) -> None:
+        if not period > 0.0:
+            raise ValueError(f"diagnostics period must be > 0 s, got {period}")
+        self.diagnostics = diagnostics
+        self.period = float(period)
+        self._publish = publish
+        self._stamp = stamp
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._throttle = Throttle(30.0)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="diagnostics", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(2.0 + self.period)
+
+    def publish_once(self) -> None:
+        try:
+            self._publish(self.diagnostics.build(self._stamp()))
+        except Exception as err:  # noqa: BLE001 - diagnostics never take the node down
+            if self._throttle.ready():
+                logger.warning("could not publish diagnostics: %s", err)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.period):
+            self.publish_once()
