@@ -361,8 +361,9 @@ class CanChannel:
                     try:
                         send(msg, 0.001)
                     except (can.CanError, OSError) as err:
+                        # the unit stays "awaiting": it counts a missed reply and faults after
+                        # fault_timeout like a silent device, so a dead bus cannot go unnoticed
                         self.tx_errors += 1
-                        u._awaiting = 0
                         self._record_error("send", err)
                         continue
                     if trace:
@@ -385,6 +386,9 @@ class CanChannel:
             except (can.CanError, OSError) as err:
                 self.rx_errors += 1
                 self._record_error("receive", err)
+                for u in units:
+                    if u._awaiting == 0 and u._active and not u._fault:
+                        u._awaiting = 1  # a broken receive path must lead to timeouts, not silence
             except Exception as err:  # noqa: BLE001 - a decoder bug must not kill the bus thread
                 self.thread_errors += 1
                 self._record_error("thread", err)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from types import MappingProxyType
 from typing import Dict, Iterator, List, Optional, Union
 
 from rospy_control.exceptions import HardwareError
@@ -48,7 +49,8 @@ class Snapshot:
 
     def __init__(self, stamp: float, states: Dict[str, object]) -> None:
         self.stamp = stamp
-        self.states = states
+        #: read-only ``{unit name: state}``
+        self.states = MappingProxyType(states)
 
     def __getitem__(self, name: str):
         return self.states[name]

@@ -557,6 +557,7 @@ class SimulatedFirmware:
                     logger.error("simulation '%s': %s: %s", self.name, type(err).__name__, err)
                 if not self._running:
                     break
+                time.sleep(0.001)  # never spin on a persistent error
 
     def _after_reply(self, unit: _SimUnit, send) -> None:
         if unit.fault == "garbage":

@@ -302,3 +302,16 @@ def test_force_torque_and_encoder_sensors(make_mw):
     mw.simulator("bus").set_fault("ft", "silent")
     assert wait_until(lambda: mw.snapshot()["ft"].fault)
     assert "no reply" in mw.snapshot()["ft"].fault_reason
+
+
+def test_bus_dying_at_run_time_faults_the_units_and_is_reported(make_mw):
+    mw = make_mw(motor_xml(2, fault_timeout=0.03))
+    mw.start()
+    mw.channels["bus"]._bus.shutdown()  # the adapter disappears under the running thread
+    assert wait_until(lambda: mw.snapshot()["m1"].fault and mw.snapshot()["m2"].fault)
+    assert "no reply" in mw.snapshot()["m1"].fault_reason
+    with pytest.raises(CommunicationError, match=r"channel 'bus' \(socketcan/can9\): CanOperationError"):
+        mw.check()
+    st = mw.statistics()["channels"]["bus"]
+    assert st["tx_errors"] + st["rx_errors"] > 0
+    mw.shutdown()  # still clean
