@@ -252,3 +252,34 @@ class JtcRig:
 
 def angle_diff(a: float, b: float) -> float:
     return math.pi - ((math.pi - (a - b)) % (2 * math.pi))
+
+
+RRBOT = {"joint1": "continuous", "joint2": "continuous"}
+J = ["joint1", "joint2"]
+
+
+def jtc_type(variant: str = "position") -> str:
+    return f"{variant}_controllers/JointTrajectoryController"
+
+
+def start_jtc(variant: str = "position", joints: Optional[Dict[str, str]] = None, mode: Optional[str] = None,
+              positions=None, tau: float = 0.01, **params):
+    """A rig with a running JTC ``arm`` (rrbot settings unless overridden); returns (rig, controller)."""
+    joints = dict(RRBOT if joints is None else joints)
+    if mode is None:
+        mode = {"pos_vel": "posvel", "pos_vel_acc": "posvelacc"}.get(variant, variant)
+    rig = JtcRig(joints, mode=mode, positions=positions, tau=tau)
+    p = rrbot_params(list(joints))
+    if variant in ("velocity", "effort"):
+        gains = {"p": 50.0, "d": 0.0} if variant == "velocity" else {"p": 400.0, "d": 40.0}
+        p["gains"] = {j: dict(gains) for j in joints}
+        p["velocity_ff"] = {j: 1.0 for j in joints}
+    for key, value in params.items():
+        if isinstance(value, dict) and isinstance(p.get(key), dict):
+            merged = dict(p[key])
+            merged.update(value)
+            p[key] = merged
+        else:
+            p[key] = value
+    ctrl = rig.start("arm", jtc_type(variant), p)
+    return rig, ctrl
