@@ -210,7 +210,12 @@ class ControlLoop:
                                    self._stats.overruns)
                 deadline = end  # re-anchor: skip the missed cycles instead of bursting
                 continue
-            self._stop.wait(deadline - end)
+            self._wait(deadline - end)
+
+    def _wait(self, timeout: float) -> None:
+        """Sleep until the next deadline, waking at once on :meth:`stop` (tests override it together
+        with ``monotonic`` to run the schedule on a simulated clock)."""
+        self._stop.wait(timeout)
 
     def _safe_now(self) -> float:
         try:

@@ -1,0 +1,177 @@
+"""ControlLoop: call order, time and period, rate on absolute deadlines, overruns, faults, stop."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from rospy_control.adapter.control_loop import ControlLoop
+
+
+class Recorder:
+    """RobotHW + controller manager double recording (what, time, period)."""
+
+    def __init__(self, update_sleep: float = 0.0, raise_in: str = "") -> None:
+        self.calls = []
+        self.update_sleep = update_sleep
+        self.raise_in = raise_in
+        self.lock = threading.Lock()
+
+    def _record(self, what, time_, period):
+        with self.lock:
+            self.calls.append((what, time_, period))
+        if self.raise_in == what:
+            raise RuntimeError(f"boom in {what}")
+
+    def read(self, time_, period):
+        self._record("read", time_, period)
+
+    def write(self, time_, period):
+        self._record("write", time_, period)
+
+    def update(self, time_, period, reset=False):
+        self._record("update" if not reset else "update_reset", time_, period)
+        if self.update_sleep:
+            time.sleep(self.update_sleep)
+
+    def names(self):
+        with self.lock:
+            return [c[0] for c in self.calls]
+
+
+def run_for(loop: ControlLoop, seconds: float) -> None:
+    loop.start()
+    time.sleep(seconds)
+    assert loop.stop()
+
+
+def test_cycle_calls_read_update_write_with_the_same_ros_time():
+    rec = Recorder()
+    loop = ControlLoop(rec, rec, rate=100.0, now=lambda: 12.5)
+    loop.cycle(0.01)
+    assert rec.calls == [("read", 12.5, 0.01), ("update", 12.5, 0.01), ("write", 12.5, 0.01)]
+
+
+def test_without_controller_manager_only_read_and_write():
+    rec = Recorder()
+    ControlLoop(rec, None, rate=100.0, now=lambda: 1.0).cycle(0.01)
+    assert rec.names() == ["read", "write"]
+
+
+def test_thread_runs_cycles_with_measured_periods():
+    rec = Recorder()
+    loop = ControlLoop(rec, rec, rate=200.0, now=time.monotonic)
+    run_for(loop, 0.5)
+    stats = loop.stats()
+    assert 20 <= stats.cycles <= 101  # generous: the exact schedule is tested on a simulated clock
+    assert rec.names()[:3] == ["read", "update", "write"]
+    periods = [c[2] for c in rec.calls if c[0] == "update"]
+    assert periods[0] == pytest.approx(0.005)
+    assert all(p > 0.0 for p in periods)
+    assert stats.errors == 0
+
+
+def test_overruns_are_counted_and_missed_cycles_skipped():
+    rec = Recorder(update_sleep=0.025)
+    loop = ControlLoop(rec, rec, rate=100.0, now=lambda: 7.0)
+    run_for(loop, 0.5)
+    stats = loop.stats()
+    assert stats.overruns >= 1
+    assert stats.cycles <= 21, "missed cycles are skipped, not run in a burst"
+    assert stats.max_exec >= 0.025
+    assert stats.last_overrun_time == 7.0
+
+
+def test_a_raising_update_is_counted_and_write_still_runs():
+    rec = Recorder(raise_in="update")
+    loop = ControlLoop(rec, rec, rate=200.0, now=lambda: 0.0)
+    run_for(loop, 0.2)
+    stats = loop.stats()
+    assert stats.errors == stats.cycles > 10
+    assert rec.names().count("write") == stats.cycles
+    assert loop.is_running() is False
+
+
+def test_request_reset_reaches_the_next_update_once():
+    rec = Recorder()
+    loop = ControlLoop(rec, rec, rate=100.0, now=lambda: 0.0)
+    loop.request_reset()
+    loop.cycle(0.01)
+    loop.cycle(0.01)
+    assert [n for n in rec.names() if n.startswith("update")] == ["update_reset", "update"]
+
+
+def test_stop_is_prompt_and_idempotent_and_start_only_once():
+    rec = Recorder()
+    loop = ControlLoop(rec, rec, rate=1.0, now=lambda: 0.0)
+    loop.start()
+    time.sleep(0.05)
+    started = time.monotonic()
+    assert loop.stop()
+    assert time.monotonic() - started < 0.5, "a 1 Hz loop must not wait for its next deadline"
+    assert loop.stop()
+    count = len(rec.calls)
+    time.sleep(0.05)
+    assert len(rec.calls) == count, "nothing runs after stop()"
+    with pytest.raises(RuntimeError):
+        loop.start()
+
+
+def test_invalid_rate():
+    with pytest.raises(ValueError):
+        ControlLoop(Recorder(), None, rate=0.0, now=lambda: 0.0)
+
+
+def test_failing_time_source_skips_the_cycle():
+    rec = Recorder()
+
+    def now():
+        raise RuntimeError("ROS is shutting down")
+
+    loop = ControlLoop(rec, rec, rate=100.0, now=now)
+    loop.cycle(0.01)
+    assert rec.calls == []
+    assert loop.stats().errors == 1
+
+
+class SimulatedClockLoop(ControlLoop):
+    """Runs the real schedule on a simulated monotonic clock: work and sleeps advance it."""
+
+    def __init__(self, work, cycles, **kwargs):
+        self.clock = 100.0
+        self.starts = []
+        self.work = work  # cycle index -> seconds the cycle's work takes
+        self.cycles_wanted = cycles
+        super().__init__(self, None, monotonic=lambda: self.clock, now=lambda: self.clock, **kwargs)
+
+    def read(self, time_, period):
+        self.starts.append((self.clock, period))
+
+    def write(self, time_, period):
+        self.clock += self.work(len(self.starts) - 1)
+        if len(self.starts) >= self.cycles_wanted:
+            self._stop.set()
+
+    def _wait(self, timeout):
+        assert timeout >= 0.0
+        self.clock += timeout
+
+
+def test_schedule_uses_absolute_deadlines_without_drift():
+    loop = SimulatedClockLoop(work=lambda i: 0.003, cycles=50, rate=100.0)
+    loop._run()
+    starts = [s for s, _ in loop.starts]
+    assert starts == pytest.approx([100.0 + 0.01 * k for k in range(50)], abs=1e-9)
+    assert [p for _, p in loop.starts[1:]] == pytest.approx([0.01] * 49, abs=1e-9)
+    assert loop.stats().overruns == 0
+
+
+def test_an_overrun_reanchors_the_schedule_and_is_counted():
+    loop = SimulatedClockLoop(work=lambda i: 0.025 if i == 3 else 0.002, cycles=8, rate=100.0)
+    loop._run()
+    starts = [s for s, _ in loop.starts]
+    # cycles 0..3 on the grid; cycle 3 ends at 0.055 > deadline 0.04: the next cycle starts at once
+    assert starts[:5] == pytest.approx([100.0, 100.01, 100.02, 100.03, 100.055], abs=1e-9)
+    assert starts[5:] == pytest.approx([100.065, 100.075, 100.085], abs=1e-9)
+    assert loop.stats().overruns == 1
