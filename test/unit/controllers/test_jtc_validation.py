@@ -101,7 +101,10 @@ def test_all_points_in_the_past_are_rejected_with_invalid_goal_and_a_clear_text(
     assert "Stamp the trajectory 0" in result.error_string
 
 
-def test_partially_old_trajectory_warns_once(arm, caplog):
+def test_partially_old_trajectory_warns_once(arm, caplog, monkeypatch):
+    import rospy_control.trajectory.message as message
+    from rospy_control.log import Throttle
+    monkeypatch.setattr(message, "_drop_throttle", Throttle(2.0))  # the engine's throttle is module-wide
     rig, ctrl = arm
     msg = traj(J, [pt([0.1, 0.1], 0.1), pt([0.2, 0.2], 0.2), pt([0.3, 0.3], 1.5)], stamp=rig.t - 0.5)
     rig.publish(msg)
