@@ -10,6 +10,7 @@ The tools run as real processes (``scripts/...`` with this interpreter) in names
 their standard output is compared line for line with upstream's.
 """
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -18,6 +19,7 @@ import unittest
 
 import rospy
 from controller_manager_msgs.srv import ListControllers
+from std_msgs.msg import Bool
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPTS = os.path.normpath(os.path.join(HERE, "..", "..", "scripts"))
@@ -201,11 +203,24 @@ class ControllerManagerToolsTest(unittest.TestCase):
             spawner = start_tool("spawner", "--stopped", path, "my_controller3", "__name:=spawner_b")
             self.wait_listed({"yaml_controller": "initialized", "my_controller3": "initialized"})
             self.assertEqual(rospy.get_param(NS + "/yaml_controller/joints"), ["joint3"])
-            rosnode_kill(NS + "/spawner_b")
+            spawner.send_signal(signal.SIGINT)  # what roslaunch does
             self.assertEqual(self.wait_exit(spawner, 15.0), 0)
             self.assertEqual(self.listed(), {})
         finally:
             os.unlink(path)
+
+    def test_spawner_waits_for_its_topic(self):
+        go = rospy.Publisher(NS + "/go", Bool, queue_size=1, latch=True)
+        go.publish(Bool(data=False))
+        spawner = start_tool("spawner", "--wait-for", "go", "my_controller3", "__name:=spawner_e")
+        time.sleep(2.0)
+        self.assertEqual(self.listed(), {}, "nothing before the topic says True")
+        go.publish(Bool(data=True))
+        self.wait_listed({"my_controller3": "running"})
+        rosnode_kill(NS + "/spawner_e")
+        self.assertEqual(self.wait_exit(spawner, 15.0), 0)
+        self.assertEqual(self.listed(), {})
+        go.unregister()
 
     def test_spawner_without_manager_gives_up_after_its_timeout(self):
         started = time.monotonic()
