@@ -117,7 +117,9 @@ from rospy_control.hardware_interface import (
     VelocityJointInterface,
 )
 from rospy_control.log import Throttle, get_logger
-from rospy_control.trajectory import ABORTED, PREEMPTED, SUCCEEDED, TrajectoryError, TrajectoryExecutor
+from rospy_control.trajectory import (
+    ABORTED, INVALID_GOAL, PREEMPTED, SUCCEEDED, TrajectoryError, TrajectoryExecutor,
+)
 from rospy_control.trajectory.message import to_sec
 
 logger = get_logger(__name__)
@@ -269,7 +271,11 @@ class TrajectoryRosApi:
     def _on_goal(self, gh: Any) -> None:
         goal = gh.get_goal()
         with self._goal_lock:
-            code, text = self.executor.accept_goal(goal, gh)
+            try:
+                code, text = self.executor.accept_goal(goal, gh)
+            except Exception as err:  # noqa: BLE001 - a malformed goal must get an answer, not stay PENDING
+                logger.exception("Could not process trajectory goal")
+                code, text = INVALID_GOAL, f"Could not process the goal: {err}"
             if code != 0:
                 gh.set_rejected(self._result(code, text), text)
                 return
