@@ -93,3 +93,33 @@ def differential(name: str, j1: str, j2: str, a1: str, a2: str, ifaces=IFACES) -
 
 def urdf(*parts: str) -> str:
     return '<?xml version="1.0"?>\n<robot name="r"><link name="base"/>\n' + "\n".join(parts) + "\n</robot>"
+
+
+def info(name: str, iface, *joints: str):
+    """A ControllerInfo claiming ``joints`` through interface class ``iface``."""
+    from rospy_control.hardware_interface import ControllerInfo, InterfaceResources
+    return ControllerInfo(name, "test/Controller", [InterfaceResources(iface.TYPE_NAME, set(joints))])
+
+
+def switch(hw, start=(), stop=(), timeout: float = 2.0, before_write=None):
+    """prepare + do_switch, then run the loop until switch_result() is not ONGOING.
+
+    Returns the list of results seen (first one right after do_switch)."""
+    from rospy_control.hardware_interface import SwitchState
+    start, stop = list(start), list(stop)
+    assert hw.prepare_switch(start, stop)
+    hw.do_switch(start, stop)
+    results = [hw.switch_result()]
+
+    def finished():
+        results.append(hw.switch_result())
+        return results[-1] != SwitchState.ONGOING
+
+    if results[0] == SwitchState.ONGOING:
+        spin(hw, timeout, before_write=before_write, until=finished)
+    return results
+
+
+def position(hw, joint_name: str) -> float:
+    from rospy_control.hardware_interface import JointStateInterface
+    return hw.get(JointStateInterface).get_handle(joint_name).get_position()
