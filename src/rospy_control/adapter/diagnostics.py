@@ -19,8 +19,9 @@ Statuses (``name`` is ``"<node name>: <what>"``, ``hardware_id`` the bus and CAN
 * ``control loop`` -- configured rate, measured rate, overruns (total and since last report),
   errors, execution times.  WARN when the measured rate is more than 10 % below the configured one
   or when overruns grew.
-* ``robot_hw`` -- whatever the RobotHW's own status method returns (``diagnostics()`` /
-  ``status()``: a dict, or a list of ``(key, value)``; optional ``level``/``message`` keys).
+* ``robot_hw`` -- from the RobotHW's ``status()``: hold mode, per joint the command interface,
+  motor mode and controller, the pending mode switch, faulted joints (ERROR).  The motor statuses
+  also get each driven joint's interface and controller from it.
 
 Rates ("/s" values) are differences between two reports divided by the wall time between them; the
 first report gives the average since start.
@@ -102,7 +103,8 @@ class DriverDiagnostics:
         if stamp is not None:
             msg.header.stamp = stamp
         statuses = msg.status
-        statuses.extend(self.unit_statuses())
+        hw_status = self._robot_hw_report()
+        statuses.extend(self.unit_statuses(hw_status))
         try:
             stats = self.mw.statistics()
         except Exception as err:  # noqa: BLE001 - diagnostics never take the node down
@@ -113,7 +115,7 @@ class DriverDiagnostics:
             statuses.append(self.channel_status(name, ch, elapsed))
         if self.loop is not None:
             statuses.append(self.loop_status(elapsed))
-        hw = self.robot_hw_status()
+        hw = self.robot_hw_status(hw_status)
         if hw is not None:
             statuses.append(hw)
         for source in self.extra:
@@ -126,12 +128,23 @@ class DriverDiagnostics:
         return msg
 
     # -- units ------------------------------------------------------------------------------------
-    def unit_statuses(self) -> List[DiagnosticStatus]:
+    def unit_statuses(self, hw_status: Optional[dict] = None) -> List[DiagnosticStatus]:
         snap = self.mw.snapshot()
+        motors = (hw_status or {}).get("motors", {}) if isinstance(hw_status, dict) else {}
+        joints = (hw_status or {}).get("joints", {}) if isinstance(hw_status, dict) else {}
         out = []
         for unit in self.mw.units():
             state = snap.get(unit.name)
-            out.append(self.unit_status(unit, state))
+            status = self.unit_status(unit, state)
+            info = motors.get(unit.name)
+            if isinstance(info, dict):  # what the RobotHW knows: joints, interface, controller
+                for jn in info.get("joints", []):
+                    j = joints.get(jn, {})
+                    status.values.append(KeyValue(key=f"{jn} interface",
+                                                  value=str(j.get("interface") or "hold")))
+                    status.values.append(KeyValue(key=f"{jn} controller",
+                                                  value=str(j.get("controller") or "")))
+            out.append(status)
         return out
 
     def unit_status(self, unit: Any, state: Any) -> DiagnosticStatus:
@@ -247,36 +260,46 @@ class DriverDiagnostics:
                        values)
 
     # -- robot_hw ---------------------------------------------------------------------------------
-    def robot_hw_status(self) -> Optional[DiagnosticStatus]:
-        hw = self.robot_hw
-        if hw is None:
-            return None
-        method = None
-        for attr in ("diagnostics", "diagnostic_status", "status"):
-            method = getattr(hw, attr, None)
-            if callable(method):
-                break
-            method = None
-        if method is None:
+    def _robot_hw_report(self) -> Any:
+        """The RobotHW's ``status()`` (a dict), or None / an exception object."""
+        method = getattr(self.robot_hw, "status", None) if self.robot_hw is not None else None
+        if not callable(method):
             return None
         try:
-            report = method()
+            return method()
         except Exception as err:  # noqa: BLE001
-            return _status(self._name("robot_hw"), type(hw).__name__, ERROR, f"status failed: {err}", [])
-        if isinstance(report, DiagnosticStatus):
-            return report
-        level, message = OK, "OK"
-        items: List[Tuple[str, Any]] = []
-        if isinstance(report, dict):
-            report = dict(report)
-            level = int(report.pop("level", OK))
-            message = str(report.pop("message", "OK"))
-            items = sorted(report.items())
-        elif isinstance(report, (list, tuple)):
-            items = [tuple(kv) for kv in report]  # type: ignore[misc]
+            return err
+
+    def robot_hw_status(self, report: Any) -> Optional[DiagnosticStatus]:
+        """Summary of the RobotHW: hold mode, pending switch, faulted joints, joint interfaces."""
+        if report is None:
+            return None
+        name = self._name("robot_hw")
+        hw_id = type(self.robot_hw).__name__
+        if isinstance(report, BaseException):
+            return _status(name, hw_id, ERROR, f"status failed: {report}", [])
+        if not isinstance(report, dict):
+            return _status(name, hw_id, OK, str(report), [])
+        values: List[Tuple[str, Any]] = [("hold_mode", report.get("hold_mode", ""))]
+        faulted = []
+        for jn, j in sorted((report.get("joints") or {}).items()):
+            values.append((f"{jn}", f"{j.get('interface') or 'hold'} / {j.get('mode', '')} / "
+                                    f"{j.get('controller') or '-'}"))
+            if j.get("fault"):
+                faulted.append(jn)
+        sw = report.get("switch") or {}
+        values.append(("switch pending", ", ".join(sw.get("pending") or []) or "-"))
+        if sw.get("error"):
+            values.append(("switch error", sw.get("error")))
+        if faulted:
+            level, message = ERROR, f"joints in fault: {', '.join(faulted)}"
+        elif sw.get("error"):
+            level, message = ERROR, f"switch failed: {sw.get('error')}"
+        elif not sw.get("finished", True):
+            level, message = WARN, "mode switch in progress"
         else:
-            message = str(report)
-        return _status(self._name("robot_hw"), type(hw).__name__, level, message, items)
+            level, message = OK, "OK"
+        return _status(name, hw_id, level, message, values)
 
 
 class DiagnosticsThread:

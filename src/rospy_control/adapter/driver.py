@@ -63,6 +63,9 @@ Private parameters (all settable from ``launch/bringup.launch`` arguments):
 * ``~diagnostics_period`` (double, s, default 1.0) -- ``/diagnostics`` period; 0 disables.
 * ``~statistics_period`` (double, s, default 1.0) -- ros_control branch:
   ``controller_manager/statistics`` period; 0 disables.
+* ``~hold_mode`` (string, default ``position``) -- what joints no running controller commands do:
+  ``position`` (hold where they are), ``damping`` or ``none`` (limp); see
+  :mod:`rospy_control.robot_hw`.
 * ``~loop_priority`` (int, default -1 = none) -- SCHED_FIFO priority of the control thread (needs
   the capability; otherwise a warning).
 
@@ -117,6 +120,8 @@ class DriverParams:
                                                 get("diagnostics_period", self.DIAGNOSTICS_PERIOD))
         self.statistics_period = _non_negative("~statistics_period",
                                                get("statistics_period", self.STATISTICS_PERIOD))
+        hold = get("hold_mode", "")
+        self.hold_mode: Optional[str] = str(hold) if hold else None
         prio = get("loop_priority", -1)
         self.loop_priority: Optional[int] = int(prio) if prio is not None and int(prio) >= 0 else None
         if not isinstance(self.configure, str) or not self.configure.strip():
@@ -290,7 +295,7 @@ class Driver:
                               "<param name=\"robot_description\" textfile=\"...urdf\"/>)",
                               rospy.resolve_name("robot_description"))
         self.root_nh = RosNodeHandle()
-        self.robot_hw = build_robot_hw(self.middleware, urdf, self.root_nh)
+        self.robot_hw = build_robot_hw(self.middleware, urdf, self.root_nh, p.hold_mode)
         joints = joint_names(self.robot_hw)
         tree = rospy.get_param(self.root_nh.namespace, {}) or {}
         types = controller_namespaces(tree) if isinstance(tree, dict) else {}
@@ -442,17 +447,23 @@ def _call_if(obj: Any, method: str) -> None:
         fn()
 
 
-def build_robot_hw(middleware: Any, urdf: str, root_nh: Any) -> Any:
-    """The :class:`~rospy_control.robot_hw.MiddlewareRobotHW` over ``middleware`` for ``urdf``.
+def build_robot_hw(middleware: Any, urdf: str, root_nh: Any, hold_mode: Optional[str] = None) -> Any:
+    """The :class:`~rospy_control.robot_hw.MiddlewareRobotHW` over ``middleware`` for ``urdf``, with the
+    joint limits of ``<root_nh>/joint_limits``.  The middleware stays owned by the caller.
 
-    :raises ConfigError: the URDF or the joint limits are wrong, or a motor/joint does not match.
+    :raises ConfigError: the URDF, the transmissions or the joint limits are wrong, or a motor and a
+        joint do not match.
     """
-    from rospy_control.robot_hw import MiddlewareRobotHW
+    from rospy_control.robot_hw.middleware_robot_hw import MiddlewareRobotHW
 
-    hw = MiddlewareRobotHW(middleware, urdf)
-    if not hw.init(root_nh, root_nh):
-        raise ConfigError("the RobotHW failed to initialise (see the messages above)", "robot_description")
-    return hw
+    params: Dict[str, Any] = {}
+    limits = root_nh.get_param("joint_limits", None)
+    if limits is not None:
+        params["joint_limits"] = limits
+    if hold_mode:
+        params["hold_mode"] = hold_mode
+    return MiddlewareRobotHW(middleware, urdf, params, urdf_source=root_nh.resolve_name("robot_description"),
+                             params_source=root_nh.namespace, owns_middleware=False)
 
 
 def joint_names(robot_hw: Any) -> List[str]:

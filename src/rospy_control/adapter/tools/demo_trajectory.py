@@ -35,7 +35,7 @@ def joint_limits_from_urdf(urdf: str) -> Limits:
         root = ET.fromstring(urdf)
     except ET.ParseError:
         return out
-    for joint in root.iter("joint"):
+    for joint in root.findall("joint"):
         name = joint.get("name")
         kind = joint.get("type")
         if not name:
@@ -168,15 +168,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
           f"{args.duration:.1f} s, joints {', '.join(joints)}")
     for j, q, d in zip(joints, start, delta):
         print(f"  {j:28s} start {q:+.4f}  peak {q + d:+.4f}")
-    last = [0.0]
+    sent = rospy.get_time()
+    last = [-1.0]
 
     def feedback_cb(fb) -> None:
-        t = fb.header.stamp.to_sec()
+        t = fb.header.stamp.to_sec() - sent
         if t - last[0] < 0.5:
             return
         last[0] = t
         err = max((abs(e) for e in fb.error.positions), default=0.0)
-        print(f"  t={fb.desired.time_from_start.to_sec():5.2f} s  max |position error| {err:.4f}")
+        print(f"  t={t:5.2f} s  max |position error| {err:.4f}")
 
     client.send_goal(goal, feedback_cb=feedback_cb)
     if not client.wait_for_result(rospy.Duration(args.duration + args.timeout)):

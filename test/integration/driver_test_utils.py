@@ -1,0 +1,155 @@
+"""Helpers shared by the driver rostests (test_driver_*.py): recorders, MoveIt-shaped goals, waits."""
+from __future__ import annotations
+
+import math
+import threading
+import time
+import xml.etree.ElementTree as ET
+from typing import Callable, Dict, List, Optional
+
+import actionlib
+import rospy
+from control_msgs.msg import (
+    FollowJointTrajectoryAction, FollowJointTrajectoryGoal, JointTrajectoryControllerState,
+)
+from diagnostic_msgs.msg import DiagnosticArray
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectoryPoint
+
+from rospy_control.adapter.tools.demo_trajectory import moveit_shaped_goal
+
+
+def actuated_joints(urdf: str) -> List[str]:
+    """Joints /joint_states must carry: movable, not mimic."""
+    root = ET.fromstring(urdf)
+    return [j.get("name") for j in root.findall("joint")
+            if j.get("type") in ("revolute", "continuous", "prismatic") and j.find("mimic") is None]
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, step: float = 0.02) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()
+
+
+class Recorder:
+    """Keeps every message of a topic (with its wall-clock arrival time) while recording."""
+
+    def __init__(self, topic: str, msg_class: type, keep: int = 20000) -> None:
+        self.lock = threading.Lock()
+        self.msgs: List = []
+        self.arrivals: List[float] = []
+        self.keep = keep
+        self.sub = rospy.Subscriber(topic, msg_class, self._cb, queue_size=100)
+
+    def _cb(self, msg) -> None:
+        with self.lock:
+            self.msgs.append(msg)
+            self.arrivals.append(time.monotonic())
+            if len(self.msgs) > self.keep:
+                del self.msgs[: len(self.msgs) - self.keep]
+                del self.arrivals[: len(self.arrivals) - self.keep]
+
+    def clear(self) -> None:
+        with self.lock:
+            self.msgs = []
+            self.arrivals = []
+
+    def snapshot(self) -> List:
+        with self.lock:
+            return list(self.msgs)
+
+    def latest(self):
+        with self.lock:
+            return self.msgs[-1] if self.msgs else None
+
+    def count(self) -> int:
+        with self.lock:
+            return len(self.msgs)
+
+
+class JointStates(Recorder):
+    def __init__(self) -> None:
+        super().__init__("joint_states", JointState)
+
+    def positions(self, joints: List[str]) -> Optional[List[float]]:
+        msg = self.latest()
+        if msg is None:
+            return None
+        m = dict(zip(msg.name, msg.position))
+        if not all(j in m for j in joints):
+            return None
+        return [m[j] for j in joints]
+
+    def velocities(self, joints: List[str]) -> Optional[List[float]]:
+        msg = self.latest()
+        if msg is None:
+            return None
+        m = dict(zip(msg.name, msg.velocity))
+        return [m[j] for j in joints] if all(j in m for j in joints) else None
+
+
+class Diagnostics(Recorder):
+    def __init__(self) -> None:
+        super().__init__("/diagnostics", DiagnosticArray, keep=200)
+
+    def status(self, suffix: str) -> Optional[Dict[str, str]]:
+        """Values (plus 'level', 'message') of the newest status whose name ends with ``suffix``."""
+        for msg in reversed(self.snapshot()):
+            for st in msg.status:
+                if st.name.endswith(suffix):
+                    out = {kv.key: kv.value for kv in st.values}
+                    out["level"] = str(st.level)
+                    out["message"] = st.message
+                    return out
+        return None
+
+
+def client(controller: str, timeout: float = 60.0) -> actionlib.SimpleActionClient:
+    c = actionlib.SimpleActionClient(controller + "/follow_joint_trajectory", FollowJointTrajectoryAction)
+    if not c.wait_for_server(rospy.Duration(timeout)):
+        raise AssertionError(f"{controller}/follow_joint_trajectory not available after {timeout} s")
+    return c
+
+
+def excursion_goal(joints: List[str], start: List[float], delta: List[float], duration: float,
+                   points: int = 20) -> FollowJointTrajectoryGoal:
+    return moveit_shaped_goal(joints, start, delta, duration, points)
+
+
+def ramp_goal(joints: List[str], start: List[float], delta: List[float], duration: float,
+              points: int = 15) -> FollowJointTrajectoryGoal:
+    """MoveIt-shaped point-to-point move ``start -> start + delta`` (quintic-like smoothstep)."""
+    import genpy
+    goal = FollowJointTrajectoryGoal()
+    goal.trajectory.header.stamp = genpy.Time(0)
+    goal.trajectory.joint_names = list(joints)
+    for k in range(points):
+        s = k / (points - 1)
+        t = duration * s
+        b = 10 * s ** 3 - 15 * s ** 4 + 6 * s ** 5
+        db = (30 * s ** 2 - 60 * s ** 3 + 30 * s ** 4) / duration
+        ddb = (60 * s - 180 * s ** 2 + 120 * s ** 3) / duration ** 2
+        pt = JointTrajectoryPoint()
+        pt.positions = [q + d * b for q, d in zip(start, delta)] if k else list(start)
+        pt.velocities = [d * db for d in delta]
+        pt.accelerations = [d * ddb for d in delta]
+        pt.time_from_start = genpy.Duration.from_sec(t)
+        goal.trajectory.points.append(pt)
+    return goal
+
+
+class ControllerState(Recorder):
+    def __init__(self, controller: str) -> None:
+        super().__init__(controller + "/state", JointTrajectoryControllerState)
+
+
+def max_abs_diff(a: List[float], b: List[float]) -> float:
+    return max(abs(x - y) for x, y in zip(a, b)) if a else 0.0
+
+
+def finite(values) -> bool:
+    return all(math.isfinite(v) for v in values)
