@@ -123,3 +123,14 @@ def test_posvel_sends_position_with_velocity_feed_forward(make_hw):
     hw.write(0.0, DT)
     assert calls == [(pytest.approx(p0 + 0.001), pytest.approx(0.4))]
     assert hw.joint_mode("wrist_1_joint") == ControlMode.POSITION
+
+
+@pytest.mark.parametrize("hold_mode, mode", [("damping", ControlMode.MIT), ("none", ControlMode.NONE),
+                                             ("position", ControlMode.POSITION)])
+def test_unclaimed_joints_hold_in_the_configured_mode(make_hw, hold_mode, mode):
+    hw = make_hw(hardware(motor("m1", 1, 'joint="j1"', sim='initial_position="0.3"')), urdf(joint("j1")),
+                 {"hold_mode": hold_mode})
+    spin(hw, 0.05)
+    assert hw.middleware.snapshot()["m1"].mode == mode
+    assert hw.joint_mode("j1") == mode
+    assert position(hw, "j1") == pytest.approx(0.3, abs=0.01)

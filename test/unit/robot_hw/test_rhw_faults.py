@@ -1,0 +1,97 @@
+"""Faulted motors: reported, not commanded, healthy coupled motors hold, recovery re-seeds; diagnostics."""
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from rospy_control.hardware_interface import PositionJointInterface
+from rospy_control.middleware import ControlMode
+from rospy_control.robot_hw import ERROR, OK, STALE, WARN
+
+from robot_hw_testutil import (
+    ARM_HW, ARM_URDF, hardware, info, joint, load_yaml, motor, spin, switch, urdf,
+)
+
+
+@pytest.fixture
+def arm(make_hw):
+    return make_hw(ARM_HW, ARM_URDF, load_yaml("arm_joint_limits.yaml"))
+
+
+def spy(m, method):
+    calls = []
+    original = getattr(m, method)
+
+    def wrapper(*args, **kw):
+        calls.append(args)
+        return original(*args, **kw)
+
+    setattr(m, method, wrapper)
+    return calls
+
+
+def test_faulted_motor_is_reported_and_gets_no_commands_then_recovers(arm, caplog):
+    mw = arm.middleware
+    switch(arm, [info("pos", PositionJointInterface, "elbow_joint")])
+    handle = arm.get(PositionJointInterface).get_handle("elbow_joint")
+    spin(arm, 0.05, lambda: handle.set_command(0.7))
+    sim = mw.simulator_of("elbow_motor")
+    calls = spy(mw.motor("elbow_motor"), "set_command")
+    with caplog.at_level(logging.ERROR):
+        sim.set_fault("elbow_motor", "silent")
+        assert spin(arm, 1.0, lambda: handle.set_command(0.7), until=lambda: bool(arm.faulted_joints()))
+    reason = arm.faulted_joints()["elbow_joint"]
+    assert reason.startswith("motor 'elbow_motor': no reply for ")
+    assert "motor 'elbow_motor' went to FAULT" in caplog.text
+    sent_before = len(calls)
+    spin(arm, 0.1, lambda: handle.set_command(0.9))
+    assert len(calls) == sent_before  # nothing sent to the faulted motor
+    record = next(r for r in arm.diagnostics() if r.name == "arm: motor elbow_motor")
+    assert record.level == ERROR and record.message.startswith("FAULT: no reply for")
+    assert ("elbow_joint controller", "pos") in record.values
+    assert arm.status()["joints"]["elbow_joint"]["fault"] is True
+    # recovery: commands resume from the measured position, the controller manager is asked to reset
+    sim.clear_fault("elbow_motor")
+    mw.reset_fault("elbow_motor")
+    assert spin(arm, 1.0, until=lambda: not arm.faulted_joints())
+    assert arm.consume_reset_request() is True and arm.consume_reset_request() is False
+    spin(arm, 0.05)
+    assert len(calls) > sent_before and calls[-1][0] == ControlMode.POSITION
+
+
+def test_healthy_motor_of_a_faulted_differential_holds(arm):
+    mw = arm.middleware
+    spin(arm, 0.05)
+    b_position = mw.snapshot()["wrist_b_motor"].position
+    calls = spy(mw.motor("wrist_b_motor"), "set_command")
+    a_calls = spy(mw.motor("wrist_a_motor"), "set_command")
+    mw.simulator_of("wrist_a_motor").set_fault("wrist_a_motor", "error_flag", 3)
+    assert spin(arm, 1.0, until=lambda: "wrist_3_joint" in arm.faulted_joints())
+    assert set(arm.faulted_joints()) == {"wrist_2_joint", "wrist_3_joint"}
+    assert "error code 0x03" in arm.faulted_joints()["wrist_2_joint"]
+    n_a = len(a_calls)
+    spin(arm, 0.05)
+    assert len(a_calls) == n_a
+    assert calls[-1][0] == ControlMode.POSITION and calls[-1][1] == pytest.approx(b_position, abs=0.01)
+
+
+def test_diagnostics_levels(make_hw):
+    xml = hardware(motor("m1", 1, 'joint="j1" max_temperature="40"'), motor("m2", 2, 'joint="j2"'),
+                   '<unit name="touch" type="rospy_control/ContactSensor" channel="bus" can_id="0x30" '
+                   'frame_id="foot"><simulation in_contact="true"/></unit>')
+    hw = make_hw(xml, urdf(joint("j1"), joint("j2")), start=False)
+    levels = {r.name: r.level for r in hw.diagnostics()}
+    assert levels == {"t: motor m1": STALE, "t: motor m2": STALE, "t: ContactSensor touch": STALE}
+    hw.start()
+    spin(hw, 0.05)
+    records = {r.name: r for r in hw.diagnostics()}
+    assert records["t: motor m1"].level == WARN and "temperature 35 C close to the limit 40 C" in \
+        records["t: motor m1"].message   # simulated firmware reports 35 C
+    assert records["t: motor m2"].level == OK and records["t: motor m2"].message == "POSITION"
+    assert records["t: motor m2"].hardware_id == "bus/0x02"
+    assert ("j2 interface", "hold (position)") in records["t: motor m2"].values
+    assert records["t: ContactSensor touch"].level == OK
+    status = hw.status()
+    assert status["motors"]["m2"]["temperature"] == 35.0 and status["motors"]["m2"]["mode"] == "POSITION"
+    assert status["sensors"]["touch"]["frame_id"] == "foot"
