@@ -471,10 +471,12 @@ class MiddlewareRobotHW(RobotHW):
         return self._loader
 
     def start(self) -> None:
-        """Start the middleware if it is not running (opens buses, enables motors, waits for replies)."""
+        """Start the middleware if it is not running (opens buses, enables motors, waits for replies),
+        then :meth:`read` once so joint states are valid before the first control cycle."""
         mw = self.middleware
         if not mw.running:
             mw.start()
+        self.read(0.0, 0.0)
 
     def shutdown(self) -> None:
         """Shut the middleware down if this RobotHW owns it (built by :meth:`from_config` / :meth:`init`
@@ -676,6 +678,7 @@ class MiddlewareRobotHW(RobotHW):
             for a in g.actuators:
                 sp = a.data.command_position
                 a.hold = sp if g.mode == ControlMode.POSITION and _isfinite(sp) else a.data.position
+            self._throttle.ready(("fault", g.name))  # the transition is logged here; repeats every 5 s
             logger.error("joint(s) %s: motor '%s' went to FAULT: %s; commands to it are not sent until "
                          "Middleware.reset_fault()", ", ".join(j.name for j in g.joints), act.name,
                          s.fault_reason)
