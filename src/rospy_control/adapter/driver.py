@@ -297,7 +297,7 @@ class Driver:
         self.root_nh = RosNodeHandle()
         self.robot_hw = build_robot_hw(self.middleware, urdf, self.root_nh, p.hold_mode)
         joints = joint_names(self.robot_hw)
-        tree = rospy.get_param(self.root_nh.namespace, {}) or {}
+        tree = _param_tree(self.root_nh.namespace)
         types = controller_namespaces(tree) if isinstance(tree, dict) else {}
         if p.check_controllers and isinstance(tree, dict):
             from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
@@ -310,10 +310,26 @@ class Driver:
             self._start_standalone(types)
         if p.diagnostics_period > 0.0:
             self._start_diagnostics()
+        self._hint(types)
         logger.info("driver: %s branch running at %.0f Hz with %d joint(s)%s; hardware '%s'%s",
                     "ros_control" if p.use_ros_control else "standalone", p.control_rate, len(joints),
                     "" if not joints else f" ({', '.join(joints)})", self.middleware.name,
                     " (simulated)" if p.sim else "")
+
+    def _hint(self, types: Dict[str, str]) -> None:
+        """Tell a user how to drive the robot (``make run`` prints this)."""
+        if self.params.use_ros_control:
+            names = default_trajectory_controllers(types)
+        else:
+            names = list(self.runner.controllers) if self.runner is not None else []
+            names = [n for n in names if n in default_trajectory_controllers(types)
+                     or n in (self.params.trajectory_controllers or [])]
+        if not names:
+            return
+        logger.info("driver: ready. Drive it with a MoveIt-shaped goal: rosrun rospy_control demo_trajectory "
+                    "%s   (or, in this repository: source tools/env.sh && scripts/demo_trajectory %s); "
+                    "trajectory actions: %s", names[0], names[0],
+                    ", ".join(self.root_nh.resolve_name(n + "/follow_joint_trajectory") for n in names))
 
     def _start_ros_control(self) -> None:
         from rospy_control.adapter.control_loop import ControlLoop
@@ -439,6 +455,23 @@ class Driver:
         for pub in (self._js_pub, self._diag_pub):
             if pub is not None:
                 pub.unregister()
+
+
+def _param_tree(namespace: str) -> Dict[str, Any]:
+    """The parameter dict of ``namespace`` straight from the master.
+
+    Not ``rospy.get_param(namespace)``: rospy answers it from its parameter cache when that cache
+    holds anything under the namespace (rosout caches ``/rosout_disable_topics_generation``), so
+    ``get_param("/")`` returns only the cached entries.
+    """
+    import rosgraph
+    import rospy
+
+    try:
+        tree = rosgraph.Master(rospy.get_name()).getParam(namespace)
+    except Exception:  # noqa: BLE001 - no such namespace (KeyError-like master failure)
+        return {}
+    return tree if isinstance(tree, dict) else {}
 
 
 def _call_if(obj: Any, method: str) -> None:
