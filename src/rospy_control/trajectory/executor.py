@@ -37,12 +37,15 @@ Threading and lock order
 The loop never blocks on a ROS thread: the current *plan* (trajectory + tolerances + goal) is an
 immutable object behind one reference.  ``update`` reads that reference once per cycle without a
 lock.  ``accept``/``cancel``/``hold`` build the new plan **outside** any lock the loop takes
-(serialised among themselves by ``_cmd_lock``), then swap the reference under the short
-``_state_lock`` with a compare-and-swap: if the loop replaced the plan meanwhile (an abort with
-hold), the command is rebuilt on the new plan.  The loop takes ``_state_lock`` only for rare
-transitions (goal succeeded/aborted, abort-hold, ``start``/``stopping``), for a few assignments.
-Lock order: ``_cmd_lock`` -> ``_state_lock``; the loop never takes ``_cmd_lock``.  Goal events go
-through a ``collections.deque`` (atomic append/popleft) drained by ``poll_events``.
+(``accept`` calls are serialised among themselves by ``_cmd_lock``), then swap the reference under
+the short ``_state_lock`` with a compare-and-swap: if the plan was replaced meanwhile (the loop
+aborted a goal and holds, or a cancel/hold came in), the command is rebuilt on the new plan.  The
+loop takes ``_state_lock`` only for rare transitions (goal succeeded/aborted, abort-hold,
+``start``/``stopping``), for a few assignments.  Lock order: ``_cmd_lock`` -> ``_state_lock``; only
+``accept`` takes ``_cmd_lock``.  ``hold``, ``abort`` and ``cancel`` build cheap hold plans and only
+take ``_state_lock``, so they may also be called from the loop thread (e.g. ``abort`` on a hardware
+fault); ``accept`` must not be (it may spend milliseconds building a long trajectory).  Goal events
+go through a ``collections.deque`` (atomic append/popleft) drained by ``poll_events``.
 """
 from __future__ import annotations
 
@@ -492,26 +495,27 @@ class TrajectoryExecutor:
         """Build a plan from the current one with ``make(plan)`` and swap it in (CAS, retried).
 
         ``condition(plan)`` (checked before building and again under the state lock) can veto;
-        ``on_swap(old_plan)`` runs under the state lock right after the swap.
+        ``on_swap(old_plan)`` runs under the state lock right after the swap.  Does not take
+        ``_cmd_lock``: hold/stop plans are cheap to build, so this is safe from the loop thread too
+        (an ``accept`` building concurrently notices the swap and rebuilds).
         """
-        with self._cmd_lock:
-            for _ in range(8):
-                plan = self._plan
-                if plan is None or not self._running:
-                    return False
+        for _ in range(8):
+            plan = self._plan
+            if plan is None or not self._running:
+                return False
+            if condition is not None and not condition(plan):
+                return False
+            new_plan = make(plan)
+            with self._state_lock:
+                if self._plan is not plan:
+                    continue
                 if condition is not None and not condition(plan):
                     return False
-                new_plan = make(plan)
-                with self._state_lock:
-                    if self._plan is not plan:
-                        continue
-                    if condition is not None and not condition(plan):
-                        return False
-                    self._plan = new_plan
-                    if on_swap is not None:
-                        on_swap(plan)
-                    return True
-        return False  # pragma: no cover - the loop replaced the plan 8 times in a row
+                self._plan = new_plan
+                if on_swap is not None:
+                    on_swap(plan)
+                return True
+        return False  # pragma: no cover - the plan was replaced 8 times in a row
 
     def cancel(self, goal_key: Any) -> bool:
         """Cancel request: if ``goal_key`` is the active goal, hold and preempt it (else ignored).

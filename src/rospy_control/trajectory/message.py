@@ -264,7 +264,7 @@ def init_joint_trajectory(msg: Any, joint_names: Sequence[str], now: float, upti
         if first == 1 and times[0] == 0.0 and stamp == 0.0:
             logger.debug("Skipping the first trajectory point (time_from_start 0 in a trajectory stamped 0: "
                          "it is the current state)")
-        elif _drop_throttle.ready("drop"):
+        elif _drop_throttle.ready(tuple(joint_names)):
             logger.warning("Trajectory starts in the past: skipping its first %d of %d point(s); execution "
                            "starts at point %d, reached in %.3f s", first, len(points), first,
                            abs_times[first] - o_now)

@@ -555,3 +555,52 @@ def test_commands_from_another_thread_while_the_loop_runs():
     assert not errors
     finished = [e.goal_key for e in loop.events]
     assert sorted(finished) == sorted(accepted)  # exactly one terminal event per accepted goal
+
+
+def test_accept_rebuilds_when_the_loop_replaced_the_plan_meanwhile():
+    loop = make_loop()
+    loop.ex.accept(trajectory(J, [rest([1.0, 1.0], 1.0)]), goal_key="g")
+    loop.run(0.3)
+    ex = loop.ex
+    real_build = ex._build
+    calls = []
+
+    def racing_build(*args):
+        plan = real_build(*args)
+        if not calls:  # the loop aborts "g" (tolerance violation) and holds while we were building
+            old = ex._plan
+            _, uptime, r, pos, _ = ex._latest
+            ex._finish(old, old.goal, ABORTED, PATH_TOLERANCE_VIOLATED, "joint1 path error 1.0", loop.t,
+                       uptime, r, pos)
+            assert ex._plan is not old
+        calls.append(plan)
+        return plan
+
+    ex._build = racing_build
+    assert ex.accept(trajectory(J, [rest([0.5, 0.5], 1.0)]), goal_key="h") == (SUCCESSFUL, "")
+    assert len(calls) == 2  # built twice: the first result was based on a stale plan
+    assert ex.trajectory is calls[1].trajectory
+    loop.run(2.0)
+    assert [(e.goal_key, e.status) for e in loop.events] == [("g", ABORTED), ("h", SUCCEEDED)]
+
+
+def test_hold_preempts_the_active_goal():
+    loop = make_loop()
+    loop.ex.accept(trajectory(J, [rest([1.0, 1.0], 1.0)]), goal_key="g")
+    loop.run(0.3)
+    assert loop.ex.hold("operator stop") is True
+    assert [(e.goal_key, e.status, e.error_string) for e in loop.ex.poll_events()] == [
+        ("g", PREEMPTED, "operator stop")]
+    n = len(loop.desired)
+    loop.run(0.2)
+    assert np.ptp(desired_positions(loop, n), axis=0).max() == 0.0
+
+
+def test_abort_from_the_loop_thread_does_not_wait_for_a_trajectory_being_built():
+    loop = make_loop()
+    loop.ex.accept(trajectory(J, [rest([1.0, 1.0], 1.0)]), goal_key="g")
+    loop.run(0.3)
+    with loop.ex._cmd_lock:  # an accept is busy building in a ROS thread
+        assert loop.ex.abort("bus off", hold=True) is True
+        assert loop.ex.hold() is True
+        assert loop.ex.cancel("g") is False
