@@ -508,7 +508,15 @@ def joint_names(robot_hw: Any) -> List[str]:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    """Run the driver node until shutdown; see the module docstring for its ``~`` parameters.
+    """Run the driver node until shutdown (details of each in the module docstring).
+
+    Private parameters: ``~configure`` (hardware XML path or text, required), ``~sim`` (true),
+    ``~use_ros_control`` (true), ``~control_rate`` (200 Hz), ``~publish_rate`` (100 Hz),
+    ``~start_joint_state_controller`` (true), ``~joint_state_controller`` (its name),
+    ``~trajectory_controllers`` / ``~sensor_controllers`` (standalone; default: from the YAML),
+    ``~check_controllers`` (true), ``~hold_mode`` (position), ``~diagnostics_period`` (1 s),
+    ``~statistics_period`` (1 s), ``~loop_priority`` (-1 = none).  Also reads ``robot_description``,
+    ``joint_limits/...`` and the controllers' namespaces.
 
     :returns: the exit code (0 clean shutdown, 1 configuration error, 2 hardware error).
     """
