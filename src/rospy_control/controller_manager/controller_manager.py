@@ -179,7 +179,7 @@ class _Switch:
     """A switch armed by the non-RT side and applied by :meth:`ControllerManager.update`."""
 
     __slots__ = ("start", "stop", "hw_start", "hw_stop", "start_asap", "timeout", "init_time",
-                 "hw_started", "resolved", "finished", "done")
+                 "hw_started", "resolved", "finished", "done", "outcome")
 
     def __init__(self, start: List[ControllerSpec], stop: List[ControllerSpec],
                  hw_start: List[ControllerInfo], hw_stop: List[ControllerInfo], start_asap: bool,
@@ -195,6 +195,8 @@ class _Switch:
         self.resolved: Set[int] = set()  # start_asap: ids of specs started or aborted by this switch
         self.finished = False
         self.done = threading.Event()
+        #: set by a cancellation (wall-clock limit, shutdown); None when the loop finished the switch
+        self.outcome: Optional[Result] = None
 
 
 class ControllerManager:
@@ -546,29 +548,35 @@ class ControllerManager:
                 return self._cancel_switch(switch, "the node is shutting down")
             if deadline is not None and _time.monotonic() > deadline:
                 return self._cancel_switch(switch, f"it did not complete within {limit:.3f} s (wall clock)")
+        if switch.outcome is not None:
+            return switch.outcome
         logger.debug("Successfully switched controllers")
         return Result(True, "Switched controllers")
 
     def _cancel_switch(self, switch: _Switch, why: str) -> Result:
+        """Disarm ``switch`` (from a non-RT thread); its waiter gets the returned failure."""
         with self._switch_lock:
             if switch.done.is_set():
-                return Result(True, "Switched controllers")
+                return switch.outcome if switch.outcome is not None else Result(True, "Switched controllers")
             switch.finished = True
             self._switch = None
-            switch.done.set()
             if not switch.hw_started:
-                return _fail(
+                result = _fail(
                     f"Could not switch controllers: {why}, and the control loop never picked the switch up "
                     f"(update() was called {self.update_count} times so far). Is the controller manager's "
                     "control loop running? Nothing was changed.")
-            now = self.root_nh.now()
-            aborted = []
-            for spec in switch.start:
-                if not spec.c.is_running() and not spec.c.is_aborted():
-                    self._hook(spec, spec.c.abort_request, now)
-                    aborted.append(spec.info.name)
-            return _fail(f"Could not switch controllers: {why} while the hardware switch was still ongoing; "
-                         f"aborted {aborted}")
+            else:
+                now = self.root_nh.now()
+                aborted = []
+                for spec in switch.start:
+                    if not spec.c.is_running() and not spec.c.is_aborted():
+                        self._hook(spec, spec.c.abort_request, now)
+                        aborted.append(spec.info.name)
+                result = _fail(f"Could not switch controllers: {why} while the hardware switch was still "
+                               f"ongoing; aborted {aborted}")
+            switch.outcome = result
+            switch.done.set()
+            return result
 
     def is_switch_pending(self) -> bool:
         """True while a switch is armed and not yet applied by the loop."""

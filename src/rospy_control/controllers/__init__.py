@@ -13,3 +13,4 @@ names, imported lazily when a controller of that type is loaded:
 
 Nothing is imported here, so listing controller types stays cheap.
 """
+from __future__ import annotations

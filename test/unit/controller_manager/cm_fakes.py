@@ -220,6 +220,14 @@ class PublishingController(StateController):
         return True
 
 
+class PublishThenFailController(PublishingController):
+    """Creates ROS interfaces, then fails its init."""
+
+    def init(self, hw, root_nh, controller_nh):
+        super().init(hw, root_nh, controller_nh)
+        raise ValueError("failing after advertising")
+
+
 TYPES: Dict[str, type] = {
     "test/EffortTestController": EffortTestController,
     "test/VelocityTestController": VelocityTestController,
@@ -233,6 +241,7 @@ TYPES: Dict[str, type] = {
     "test/FalseInitController": FalseInitController,
     "test/RaisingController": RaisingController,
     "test/PublishingController": PublishingController,
+    "test/PublishThenFailController": PublishThenFailController,
 }
 
 

@@ -106,6 +106,13 @@ def test_load_init_raising_fails(env):
     assert not result.ok and "boom in init" in result.message
 
 
+def test_failed_init_closes_the_ros_interfaces_it_created(env):
+    env.configure("x", "test/PublishThenFailController")
+    result = env.cm.load_controller("x")
+    assert not result.ok and "failing after advertising" in result.message
+    assert env.graph.topic_names() == []
+
+
 def test_load_same_name_twice_fails(env):
     env.load("e", "test/EffortTestController")
     result = env.cm.load_controller("e")

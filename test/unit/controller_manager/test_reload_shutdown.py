@@ -104,6 +104,22 @@ def test_shutdown_stops_running_and_closes_interfaces(env):
     env.cm.shutdown()   # idempotent
 
 
+def test_shutdown_cancels_a_pending_switch_and_its_caller_is_told(env):
+    import threading
+    env.load("e", "test/EffortTestController")
+    env.cm.switch_wait_limit = None                # would wait forever without the cancellation
+    out = []
+    caller = threading.Thread(target=lambda: out.append(env.cm.switch_controller(["e"], [], 2)))
+    caller.start()
+    while not env.cm.is_switch_pending():
+        caller.join(0.001)
+    env.cm.shutdown()
+    caller.join(2.0)
+    assert not caller.is_alive()
+    assert not out[0].ok and "shutting down" in out[0].message
+    assert env.hw.count("do_switch") == 0
+
+
 def test_result_is_truthy_only_when_ok():
     assert Result(True, "x") and not Result(False, "y")
     ok, message = Result(False, "why")
