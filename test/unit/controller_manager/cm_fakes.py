@@ -255,10 +255,10 @@ def make_registry() -> Registry:
 class Env:
     """A robot, a graph, a controller manager and helpers to configure and drive them."""
 
-    def __init__(self) -> None:
+    def __init__(self, hw: Optional[RobotHW] = None) -> None:
         self.graph = InMemoryGraph()
         self.root_nh = InMemoryNodeHandle("/", self.graph)
-        self.hw = FakeRobotHW()
+        self.hw = hw if hw is not None else FakeRobotHW()
         self.cm = ControllerManager(self.hw, self.root_nh, registry=make_registry(),
                                     switch_wall_margin=0.2, switch_wait_limit=0.5)
         self.t = 0.0
