@@ -362,6 +362,14 @@ class NodeHandle(abc.ABC):
             self._closed = True
         for handle in reversed(handles):
             _close(handle)
+        if handles:
+            # ancestors forget them too, so unloaded controllers are not kept alive by the root handle
+            gone = {id(h) for h in handles}
+            node = self._parent
+            while node is not None:
+                with node._handles_lock:
+                    node._handles = [h for h in node._handles if id(h) not in gone]
+                node = node._parent
 
     def _check_open(self) -> None:
         if self._closed:

@@ -208,6 +208,16 @@ def test_shutdown_closes_everything_created_through_handle_and_children(nh, grap
     assert graph.topic_names() == []
 
 
+def test_closed_handles_are_forgotten_by_ancestors(nh):
+    for _ in range(3):
+        ctrl = nh.child("ctrl")
+        ctrl.advertise("state", String, 1)
+        ctrl.child("pid").subscribe("cmd", String, lambda m: None)
+        ctrl.shutdown()
+    keep = nh.child("other").advertise("keep", String, 1)
+    assert nh._handles == [keep]
+
+
 def test_track_requires_a_closer(nh):
     with pytest.raises(TypeError):
         nh.track(object())
