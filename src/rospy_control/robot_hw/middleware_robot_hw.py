@@ -328,7 +328,7 @@ class MiddlewareRobotHW(RobotHW):
             urdf_source = src
         params = dict(params or {})
         hold = params.get("hold_mode", "position")
-        if hold not in HOLD_MODES:
+        if not isinstance(hold, str) or hold not in HOLD_MODES:
             raise ConfigError(f"hold_mode: expected one of {', '.join(HOLD_MODES)}, got {hold!r}",
                               source=params_source)
         for key in ("posvel_interface", "skip_unknown_actuators"):
@@ -338,7 +338,7 @@ class MiddlewareRobotHW(RobotHW):
             raise ConfigError("joint_limits: expected a mapping joint -> limits, got "
                               f"{params['joint_limits']!r}", source=params_source)
         binding = bind(middleware, urdf_text, urdf_source, params.get("skip_unknown_actuators", False))
-        # build into a scratch RobotHW-like state; commit only when everything succeeded
+        # all or nothing: a failure while registering leaves the RobotHW unconfigured
         try:
             self._build(middleware, binding, params, hold, urdf_source, params_source)
         except BaseException:
