@@ -114,7 +114,7 @@ class RospyTransport:
             raise ControllerManagerUnavailable(f"interrupted while waiting for service [{name}]") from err
         except rospy.ROSException as err:
             raise ControllerManagerUnavailable(
-                f"service [{name}] is not available (waited {timeout:g} s)") from err
+                f"service [{name}] is not available (waited {timeout} s)") from err
 
     def call(self, name: str, srv_class: type, request: Any) -> Any:
         import rospy
