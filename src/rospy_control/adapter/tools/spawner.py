@@ -28,6 +28,9 @@ hangs (the long-standing upstream complaints ros_control#160/#195/#300/#304): it
 them that are running, and unloads them in reverse order.  Every call is bounded; the whole clean-up
 takes at most :attr:`Spawner.SHUTDOWN_BUDGET` seconds, and a manager that is already gone is reported
 with one warning.
+
+Exit status: 0 after a normal shutdown; 1 when the manager's services did not appear within
+``--timeout`` (upstream exits 0 there, which hides the failure from scripts).
 """
 from __future__ import annotations
 
