@@ -17,6 +17,7 @@ once per cycle, so a reader always sees values from one cycle.
 """
 from __future__ import annotations
 
+import math
 import struct
 from enum import IntEnum
 from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
@@ -24,10 +25,13 @@ from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 import can
 
 from rospy_control.exceptions import ConfigError
+from rospy_control.log import Throttle, get_logger
 from rospy_control.middleware.config import (
     AttributeReader, ElementInfo, UnitInfo, non_negative, positive, to_float, to_int, to_str,
 )
 from rospy_control.middleware.protocols import mit, sensors
+
+logger = get_logger(__name__)
 
 __all__ = [
     "ControlMode", "HardwareUnit", "UnitGroup", "CanUnit", "Motor", "Encoder", "ImuSensor",
@@ -359,6 +363,9 @@ class Motor(CanUnit):
         self._tk, self._t0 = (limits.t_max - limits.t_min) / 4095.0, limits.t_min
         self._cmd: Tuple[ControlMode, bytes] = (ControlMode.NONE, mit.pack_command(0, 0, 0, 0, 0, limits))
         self._zero_requested = False
+        #: commands dropped because a value was NaN or infinite
+        self.rejected_commands = 0
+        self._non_finite_log = Throttle(5.0)
         self._enabled = False
         self._exit_sent = False
         self._inflight = ControlMode.NONE
@@ -406,12 +413,31 @@ class Motor(CanUnit):
         return m
 
     # -- commands (any thread, non-blocking) ----------------------------------------------------------
+    def _reject_non_finite(self, *values: float) -> bool:
+        """True (and the command is dropped, the previous one kept) if a value is NaN or infinite.
+
+        The MIT codec maps NaN to the bottom of the range, which would drive a motor to ``p_min``:
+        a non-finite command is never sent, whichever layer produced it.
+        """
+        for value in values:
+            if not math.isfinite(value):
+                self.rejected_commands += 1
+                if self._non_finite_log.ready():
+                    logger.warning("motor '%s': ignoring a non-finite command %r (keeping the previous "
+                                   "command; %d rejected so far)", self.name, values, self.rejected_commands)
+                return True
+        return False
+
     def set_command(self, mode: ControlMode, value: float = 0.0) -> None:
         """Command ``value`` in ``mode`` (POSITION rad, VELOCITY rad/s, EFFORT N·m; NONE ignores it).
 
         Takes effect at the channel's next cycle; the mode counts as confirmed (see
         :meth:`mode_confirmed`) once a reply arrives after the first frame in that mode was sent.
+        A NaN or infinite value is ignored (the previous command stays) and counted in
+        :attr:`rejected_commands`.
         """
+        if self._reject_non_finite(value):
+            return
         d = self.direction
         if mode == ControlMode.POSITION:
             data = mit.pack_command(d * value + self.zero_offset, 0.0, self.position_kp, self.position_kd,
@@ -430,6 +456,8 @@ class Motor(CanUnit):
 
     def set_position(self, position: float, velocity: float = 0.0, effort: float = 0.0) -> None:
         """POSITION mode with velocity and torque feed-forward (for pos/vel handles)."""
+        if self._reject_non_finite(position, velocity, effort):
+            return
         d = self.direction
         self._cmd = (ControlMode.POSITION, mit.pack_command(
             d * position + self.zero_offset, d * velocity, self.position_kp, self.position_kd, d * effort,
@@ -437,6 +465,8 @@ class Motor(CanUnit):
 
     def set_mit_command(self, position: float, velocity: float, kp: float, kd: float, effort: float) -> None:
         """MIT impedance command: ``tau = kp (p - pos) + kd (v - vel) + effort`` (joint side)."""
+        if self._reject_non_finite(position, velocity, kp, kd, effort):
+            return
         d = self.direction
         self._cmd = (ControlMode.MIT, mit.pack_command(
             d * position + self.zero_offset, d * velocity, kp, kd, d * effort, self.limits))

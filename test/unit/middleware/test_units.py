@@ -119,3 +119,22 @@ def test_programmatic_construction_validates():
         Motor("m", 1, direction=2)
     with pytest.raises(ConfigError, match="can_id 0x800 outside"):
         Motor("m", 0x800)
+
+
+@pytest.mark.parametrize("send", [
+    lambda m: m.set_command(ControlMode.POSITION, float("nan")),
+    lambda m: m.set_command(ControlMode.VELOCITY, float("inf")),
+    lambda m: m.set_position(float("nan"), 0.0, 0.0),
+    lambda m: m.set_mit_command(0.0, 0.0, float("nan"), 0.1, 0.0),
+])
+def test_non_finite_command_is_never_sent_and_the_previous_one_stays(send, caplog):
+    # The codec maps NaN to p_min: sent, it would drive the joint to the end of its range.
+    m = active_motor()
+    m._poll(0.0)
+    m._on_frame(0, reply(), 0.001)
+    m._end_cycle(0.002)
+    m.set_command(ControlMode.POSITION, 1.0)
+    send(m)
+    assert bytes(m._poll(0.003).data) == mit.pack_command(1.0, 0.0, 20.0, 0.5, 0.0, L)
+    assert m.rejected_commands == 1
+    assert "non-finite command" in caplog.text
