@@ -36,6 +36,8 @@ __all__ = ["CombinedRobotHW", "ROBOT_HW", "ParamNodeHandle", "filter_controller_
 #: Registry of RobotHW types for ``robot_hardware/<name>/type`` (open to third parties:
 #: ``ROBOT_HW.register("my_pkg/MyHW", "my_pkg.hw:MyHW")``).
 ROBOT_HW = Registry("robot hardware type", RobotHW)
+# Our own RobotHW, resolvable from configuration alone (imported only when first used).
+ROBOT_HW.register("rospy_control/MiddlewareRobotHW", "rospy_control.robot_hw:MiddlewareRobotHW")
 
 _RAISE = object()
 

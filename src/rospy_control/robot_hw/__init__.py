@@ -115,7 +115,6 @@ requested mode, enabled, fault + reason, temperature, error code; sensors; pendi
 """
 from __future__ import annotations
 
-from rospy_control.hardware_interface import ROBOT_HW
 from rospy_control.robot_hw.middleware_robot_hw import (
     ERROR,
     HOLD_MODES,
@@ -125,7 +124,5 @@ from rospy_control.robot_hw.middleware_robot_hw import (
     DiagnosticRecord,
     MiddlewareRobotHW,
 )
-
-ROBOT_HW.register("rospy_control/MiddlewareRobotHW", "rospy_control.robot_hw:MiddlewareRobotHW")
 
 __all__ = ["MiddlewareRobotHW", "DiagnosticRecord", "HOLD_MODES", "OK", "WARN", "ERROR", "STALE"]

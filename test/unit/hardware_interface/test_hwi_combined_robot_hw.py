@@ -217,3 +217,23 @@ def test_param_node_handle():
     assert nh.get_param("zz", 5) == 5
     with pytest.raises(KeyError, match="'/ns/zz' is not set"):
         nh.get_param("zz")
+
+
+def test_middleware_robot_hw_type_resolves_from_configuration_alone():
+    # A robot_hardware/<name>/type string must work without the caller importing robot_hw first,
+    # and listing the registry must not import it.
+    import os
+    import subprocess
+    import sys
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "src")
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(src) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    probe = (
+        "import sys\n"
+        "from rospy_control.hardware_interface import ROBOT_HW\n"
+        "assert 'rospy_control/MiddlewareRobotHW' in ROBOT_HW.names()\n"
+        "assert 'rospy_control.robot_hw' not in sys.modules\n"
+        "print(ROBOT_HW.resolve('rospy_control/MiddlewareRobotHW').__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "MiddlewareRobotHW"
