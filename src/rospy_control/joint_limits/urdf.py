@@ -68,10 +68,11 @@ def get_joint_limits(joint, limits: JointLimits) -> bool:
     elif joint_type == "continuous":
         limits.angle_wraparound = True
     limits.has_velocity_limits = True
-    limits.max_velocity = _float(limit, "velocity")
+    # urdfdom requires both attributes; a silent 0.0 here would freeze the joint.
+    limits.max_velocity = _float(limit, "velocity", None)
     limits.has_acceleration_limits = False
     limits.has_effort_limits = True
-    limits.max_effort = _float(limit, "effort")
+    limits.max_effort = _float(limit, "effort", None)
     return True
 
 

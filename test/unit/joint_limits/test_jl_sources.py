@@ -62,6 +62,17 @@ def test_urdf_errors(urdf_text):
         urdf.find_joint("not xml", "j")
 
 
+@pytest.mark.parametrize("missing", ["velocity", "effort"])
+def test_urdf_limit_without_velocity_or_effort_is_an_error_not_a_zero_limit(missing):
+    # urdfdom refuses such a <limit>; reading it as 0.0 would freeze the joint.
+    attrs = {"lower": "-1", "upper": "1", "velocity": "2", "effort": "3"}
+    del attrs[missing]
+    text = "<robot name='r'><joint name='j' type='revolute'><limit %s/></joint></robot>" % " ".join(
+        f"{k}='{v}'" for k, v in attrs.items())
+    with pytest.raises(JointLimitsError, match=f"<limit> of joint 'j' has no '{missing}' attribute"):
+        urdf.get_joint_limits(urdf.find_joint(text, "j"), JointLimits())
+
+
 FULL = {
     "has_position_limits": True, "min_position": 0.0, "max_position": 1.0,
     "has_velocity_limits": True, "max_velocity": 2.0,
