@@ -24,14 +24,14 @@ URDF transmission or the hardware XML unit and its file:line):
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Sequence, Set
+from typing import Dict, List, Set
 
 from lxml import etree
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.transmission_interface import ParseResult, TransmissionInfo, TransmissionParser
 
-__all__ = ["Binding", "bind", "by_role", "POSVEL", "POSVELACC"]
+__all__ = ["Binding", "bind", "POSVEL", "POSVELACC"]
 
 POSVEL = "hardware_interface/PosVelJointInterface"
 POSVELACC = "hardware_interface/PosVelAccJointInterface"
@@ -48,15 +48,6 @@ def _canonical(name: str) -> str:
     if "/" not in name and ":" not in name:
         return "hardware_interface/" + name
     return name
-
-
-def by_role(items: Sequence) -> List:
-    """Order joints/actuators like the transmission loader does: by distinct non-empty roles, else as
-    written (same rule as ``transmission_interface_loader._by_role``)."""
-    roles = [getattr(i, "role", "") for i in items]
-    if len(items) > 1 and all(roles) and len(set(roles)) == len(roles):
-        return sorted(items, key=lambda i: i.role)
-    return list(items)
 
 
 @dataclasses.dataclass

@@ -66,7 +66,7 @@ from rospy_control.middleware import (
     Middleware,
     Motor,
 )
-from rospy_control.robot_hw._binding import bind, by_role
+from rospy_control.robot_hw._binding import bind
 from rospy_control.robot_hw._limits import load_limits, make_handles
 from rospy_control.transmission_interface import TransmissionInterfaceLoader
 
@@ -386,11 +386,11 @@ class MiddlewareRobotHW(RobotHW):
         limits_params = {"joint_limits": params.get("joint_limits") or {}}
         for info in binding.infos:
             group = _Group(info.name, info.where, transmissions[info.name], [], [], self._hold_mode)
-            for a in by_role(info.actuators):
+            for a in info.ordered_actuators():
                 act = self._acts_by_name[a.name]
                 act.group = group
                 group.actuators.append(act)
-            for j in by_role(info.joints):
+            for j in info.ordered_joints():
                 kinds = []
                 for k in ("position", "velocity", "effort"):
                     iface = self.get(KIND_INTERFACES[k])

@@ -7,7 +7,7 @@ Phase one of ros_control's two-phase transmission loading: XML becomes these rec
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Sequence
 
 from lxml import etree
 
@@ -66,6 +66,24 @@ class TransmissionInfo:
     def where(self) -> str:
         """``source:line`` of the ``<transmission>`` element."""
         return f"{self.source}:{self.line}" if self.line is not None else self.source
+
+    def ordered_joints(self) -> List[JointInfo]:
+        """Joints in the order the transmission uses them (see :func:`in_role_order`)."""
+        return in_role_order(self.joints)
+
+    def ordered_actuators(self) -> List[ActuatorInfo]:
+        """Actuators in the order the transmission uses them (see :func:`in_role_order`)."""
+        return in_role_order(self.actuators)
+
+
+def in_role_order(items: Sequence[Any]) -> List[Any]:
+    """Order joints/actuators by their ``<role>`` when every one has a distinct non-empty role
+    (``joint1`` before ``joint2``), else keep document order: the order transmissions, the
+    transmission interface loader and the robot_hw all agree on."""
+    roles = [getattr(i, "role", "") for i in items]
+    if len(items) > 1 and all(roles) and len(set(roles)) == len(roles):
+        return sorted(items, key=lambda i: i.role)
+    return list(items)
 
 
 @dataclass

@@ -108,13 +108,6 @@ class TransmissionLoaderData:
     transmission_data: List[TransmissionData] = field(default_factory=list)
 
 
-def _by_role(items: Sequence) -> List:
-    roles = [getattr(i, "role", "") for i in items]
-    if len(items) > 1 and all(roles) and len(set(roles)) == len(roles):
-        return sorted(items, key=lambda i: i.role)
-    return list(items)
-
-
 def _ensure_interface(manager, cls):
     iface = manager.get(cls)
     if iface is None:
@@ -142,8 +135,8 @@ class RequisiteProvider:
         """Register joints and transmission handles; raise :class:`TransmissionInterfaceError` if the
         actuator side is missing (nothing is registered then)."""
         robot_hw, transmissions = data.robot_hw, data.robot_transmissions
-        actuators = _by_role(info.actuators)
-        joints = _by_role(info.joints)
+        actuators = info.ordered_actuators()
+        joints = info.ordered_joints()
         # 1. actuator side first, so that a failure leaves no dangling joints
         act_state = self._actuator_handles(robot_hw, ActuatorStateInterface, actuators, info)
         act_cmd = (self._actuator_handles(robot_hw, self.ACTUATOR_INTERFACE, actuators, info)
