@@ -1,7 +1,7 @@
 """Private helpers of the joint trajectory and gripper action controllers.
 
-* :func:`urdf_joint_types` -- joint types from ``robot_description`` (lxml; looked up on ``root_nh``,
-  then globally, as ros_controllers' ``getUrdf``);
+* :func:`urdf_joint_types` -- joint types from ``robot_description`` (searched from ``root_nh`` up,
+  as ros_controllers' ``getUrdf``);
 * :class:`DeferredPublisher` -- like :class:`~rospy_control.controller_interface.RealtimePublisher`,
   but the control loop only *requests* a publish: the message is **built** in the publisher thread
   from a callable, so the loop never allocates a message;
@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, Optional, Sequence
 from rospy_control.controllers._common import PublishRate
 from rospy_control.exceptions import ConfigError, ControllerError
 from rospy_control.log import Throttle, get_logger
+from rospy_control.urdf import load_robot_description
 
 logger = get_logger(__name__)
 
@@ -51,50 +52,20 @@ def number_param(nh, key: str, default: float) -> float:
     return float(value)
 
 
-def _find_description(root_nh, param: str):
-    """(text, where) of ``param`` on ``root_nh``, else of the global ``/param``."""
-    for key in (param, "/" + param.lstrip("/")):
-        value = root_nh.get_param(key, None)
-        if value is not None:
-            return value, root_nh.resolve_name(key)
-    return None, root_nh.resolve_name(param)
-
-
 def urdf_joint_types(root_nh, joint_names: Sequence[str], param: str = "robot_description") -> Dict[str, str]:
     """URDF type (``revolute``, ``continuous``, ``prismatic``...) of each of ``joint_names``.
 
-    The description is read from ``param`` resolved by ``root_nh`` (the controller manager's
-    namespace) and, failing that, from the global ``/robot_description`` (ros_controllers'
-    ``getUrdf``).  Only ``<joint>`` elements directly under ``<robot>`` count (a ``<transmission>``'s
-    ``<joint>`` has no type).
+    The description is searched from ``root_nh`` (the controller manager's namespace) up to the
+    global ``/robot_description`` (ros_controllers' ``getUrdf``).
 
     :raises ConfigError: no description, unparsable XML, or a joint missing from it.
     """
-    text, where = _find_description(root_nh, param)
-    if text is None:
-        raise ConfigError(f"Could not find parameter '{param}' on the parameter server (looked in "
-                          f"'{root_nh.resolve_name(param)}' and '/{param.lstrip('/')}'); the controller "
-                          f"needs the URDF to know its joints' types", where)
-    try:
-        from lxml import etree
-    except ImportError as err:  # pragma: no cover - python3-lxml is a dependency
-        raise ConfigError("python3-lxml is needed to parse the URDF", where) from err
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, remove_comments=True)
-    try:
-        data = text.encode("utf-8") if isinstance(text, str) else text
-        root = etree.fromstring(data, parser)
-    except (etree.XMLSyntaxError, TypeError, ValueError) as err:
-        raise ConfigError(f"Failed to parse URDF from '{where}': {err}", where) from err
-    types: Dict[str, str] = {}
-    for element in root.findall("joint"):
-        name, kind = element.get("name"), element.get("type")
-        if name and kind:
-            types[name] = kind
+    _, joints, where = load_robot_description(root_nh, param)
     out: Dict[str, str] = {}
     for name in joint_names:
-        if name not in types:
+        if name not in joints:
             raise ConfigError(f"Could not find joint '{name}' in urdf ('{where}')", where)
-        out[name] = types[name]
+        out[name] = joints[name].type
     return out
 
 

@@ -37,10 +37,8 @@ from std_msgs.msg import Float64, Float64MultiArray
 
 from rospy_control.controller_interface import Controller, RealtimePublisher
 from rospy_control.controllers._common import joint_list_param, required_param, to_stamp
-from rospy_control.controllers._urdf import (
-    UrdfJoint, clamp_to_limits, load_urdf_joint, shortest_angular_distance,
-    shortest_angular_distance_with_large_limits,
-)
+from rospy_control.angles import shortest_angular_distance, shortest_angular_distance_with_large_limits
+from rospy_control.controllers._urdf import UrdfJoint, clamp_to_limits, load_urdf_joint
 from rospy_control.controllers.pid import Pid
 from rospy_control.exceptions import ControllerError
 from rospy_control.log import Throttle, get_logger

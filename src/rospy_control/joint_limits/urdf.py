@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from typing import Optional, Union
 
-from lxml import etree
-
-from rospy_control.exceptions import JointLimitsError
+from rospy_control.exceptions import ConfigError, JointLimitsError
 from rospy_control.joint_limits.limits import JointLimits, SoftJointLimits
+from rospy_control.urdf import parse_urdf
 
 __all__ = ["find_joint", "get_joint_limits", "get_soft_joint_limits"]
 
@@ -25,12 +24,10 @@ def find_joint(urdf_xml: Union[str, bytes], joint_name: str):
 
     :raises JointLimitsError: the text is not well-formed XML.
     """
-    if isinstance(urdf_xml, str):
-        urdf_xml = urdf_xml.encode("utf-8")
     try:
-        root = etree.fromstring(urdf_xml)
-    except etree.XMLSyntaxError as err:
-        raise JointLimitsError(f"cannot parse the URDF: {err}") from err
+        root = parse_urdf(urdf_xml, "URDF")
+    except ConfigError as err:
+        raise JointLimitsError(str(err)) from err
     for joint in root.findall("joint"):
         if joint.get("name") == joint_name:
             return joint

@@ -26,10 +26,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict, List, Set
 
-from lxml import etree
-
 from rospy_control.exceptions import ConfigError
 from rospy_control.transmission_interface import ParseResult, TransmissionInfo, TransmissionParser
+from rospy_control.urdf import parse_urdf
 
 __all__ = ["Binding", "bind", "POSVEL", "POSVELACC"]
 
@@ -66,15 +65,6 @@ class Binding:
     parse_result: ParseResult
     joint_elements: Dict[str, object]
     direct: Dict[str, str]
-
-
-def _parse_urdf(urdf_xml: str, source: str):
-    data = urdf_xml.encode("utf-8") if isinstance(urdf_xml, str) else urdf_xml
-    try:
-        return etree.fromstring(data, etree.XMLParser(remove_comments=True))
-    except etree.XMLSyntaxError as err:
-        raise ConfigError(f"cannot parse the URDF: {err}", source=source,
-                          line=getattr(err, "lineno", None)) from err
 
 
 def _skipped_actuators(root, result: ParseResult) -> Dict[str, str]:
@@ -121,7 +111,7 @@ def bind(middleware, urdf_xml: str, urdf_source: str = "robot_description",
 
     :raises ConfigError: on any inconsistency (message names the transmission or unit and why).
     """
-    root = _parse_urdf(urdf_xml, urdf_source)
+    root = parse_urdf(urdf_xml, urdf_source)
     joint_elements = {el.get("name"): el for el in root.findall("joint") if el.get("name")}
     result = TransmissionParser.parse(urdf_xml, source=urdf_source)
     motors = {m.name: m for m in middleware.motors()}

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from rospy_control.controller_interface import InMemoryNodeHandle
-from rospy_control.controllers._urdf import (
+from rospy_control.angles import (
     shortest_angular_distance, shortest_angular_distance_with_large_limits,
 )
 from rospy_control.controllers.pid import Pid

@@ -20,8 +20,10 @@ import argparse
 import math
 import sys
 import threading
-import xml.etree.ElementTree as ET
 from typing import Dict, List, Optional, Sequence, Tuple
+
+from rospy_control.exceptions import ConfigError
+from rospy_control.urdf import parse_urdf, urdf_joints
 
 __all__ = ["moveit_shaped_goal", "joint_limits_from_urdf", "excursion", "main"]
 
@@ -30,25 +32,12 @@ Limits = Dict[str, Tuple[float, float]]
 
 def joint_limits_from_urdf(urdf: str) -> Limits:
     """``{joint: (lower, upper)}`` of the URDF's revolute/prismatic joints (continuous: unbounded)."""
-    out: Limits = {}
     try:
-        root = ET.fromstring(urdf)
-    except ET.ParseError:
-        return out
-    for joint in root.findall("joint"):
-        name = joint.get("name")
-        kind = joint.get("type")
-        if not name:
-            continue
-        limit = joint.find("limit")
-        if kind in ("revolute", "prismatic") and limit is not None:
-            try:
-                out[name] = (float(limit.get("lower", "0")), float(limit.get("upper", "0")))
-            except ValueError:
-                continue
-        else:
-            out[name] = (-math.inf, math.inf)
-    return out
+        joints = urdf_joints(parse_urdf(urdf))
+    except ConfigError:
+        return {}
+    return {name: (j.lower, j.upper) if j.type in ("revolute", "prismatic") and j.has_limits
+            else (-math.inf, math.inf) for name, j in joints.items()}
 
 
 def excursion(start: Sequence[float], amplitude: Sequence[float], limits: Sequence[Tuple[float, float]],
