@@ -6,9 +6,11 @@ runs the same three calls) in a dedicated thread:
 * **Schedule**: absolute deadlines on the monotonic clock (``deadline += period``), so the average
   rate does not drift with the time the cycle itself takes; never ``rospy.Rate``, which follows ROS
   time (it stalls with a frozen ``/clock`` and jumps with a restarted one).
-* **Overruns**: a cycle whose work ends after the next deadline is an overrun.  It is counted and
-  the schedule is re-anchored on "now" (the missed cycles are skipped, not run in a burst, because
-  a burst of position commands is worse for a motor than a late one).
+* **Missed deadlines**: a cycle that ends after the next deadline is re-anchored on "now" (the
+  missed cycles are skipped, not run in a burst, because a burst of position commands is worse for a
+  motor than a late one).  It is an **overrun** when the cycle's own work took longer than the period
+  (our code is too slow for the rate: warned about), and a **late cycle** when the work was short but
+  the thread woke up late (scheduler jitter on a non-real-time kernel: counted, logged at debug).
 * **Time**: ``time`` passed to the three calls is the ROS time read from ``now()`` once per cycle
   (``rospy.get_time`` or ``RosNodeHandle.now`` in the driver; simulated time when enabled);
   ``period`` is the *measured* monotonic time since the previous cycle started (the first cycle gets
@@ -47,7 +49,8 @@ class ControlLoopStats:
     """Counters of a :class:`ControlLoop` (read them with :meth:`ControlLoop.stats`, a copy).
 
     :ivar cycles: cycles run.
-    :ivar overruns: cycles whose work ended after the next deadline.
+    :ivar overruns: cycles whose work took longer than the period (so they missed the next deadline).
+    :ivar late_cycles: cycles that missed the next deadline because the thread woke up late.
     :ivar errors: exceptions raised by read/update/write.
     :ivar last_exec: wall time the last cycle's work took (s).
     :ivar max_exec: longest cycle work so far (s).
@@ -56,12 +59,13 @@ class ControlLoopStats:
     :ivar last_overrun_time: ROS time of the last overrun (s), 0 if none.
     """
 
-    __slots__ = ("cycles", "overruns", "errors", "last_exec", "max_exec", "mean_exec", "last_period",
-                 "last_overrun_time")
+    __slots__ = ("cycles", "overruns", "late_cycles", "errors", "last_exec", "max_exec", "mean_exec",
+                 "last_period", "last_overrun_time")
 
     def __init__(self) -> None:
         self.cycles = 0
         self.overruns = 0
+        self.late_cycles = 0
         self.errors = 0
         self.last_exec = 0.0
         self.max_exec = 0.0
@@ -190,10 +194,11 @@ class ControlLoop:
             self.cycle(dt)
             end = mono()
             deadline += period
-            overrun = end > deadline
+            missed = end > deadline
+            exec_time = end - start
+            overrun = missed and exec_time > period
             with self._stats_lock:
                 stats = self._stats
-                exec_time = end - start
                 stats.cycles += 1
                 stats.last_exec = exec_time
                 stats.last_period = dt
@@ -203,11 +208,16 @@ class ControlLoop:
                 if overrun:
                     stats.overruns += 1
                     stats.last_overrun_time = self._safe_now()
-            if overrun:
-                if self._throttle.ready("overrun"):
+                elif missed:
+                    stats.late_cycles += 1
+            if missed:
+                if overrun and self._throttle.ready("overrun"):
                     logger.warning("Control loop '%s' overran: cycle took %.2f ms, period %.2f ms "
-                                   "(%d overruns so far)", self.name, (end - start) * 1e3, period * 1e3,
+                                   "(%d overruns so far)", self.name, exec_time * 1e3, period * 1e3,
                                    self._stats.overruns)
+                elif not overrun and self._throttle.ready("late"):
+                    logger.debug("Control loop '%s' woke up %.2f ms late (%d late cycles so far)",
+                                 self.name, (end - deadline) * 1e3, self._stats.late_cycles)
                 deadline = end  # re-anchor: skip the missed cycles instead of bursting
                 continue
             self._wait(deadline - end)

@@ -240,6 +240,7 @@ class DriverDiagnostics:
         values: List[Tuple[str, Any]] = [
             ("rate (configured, Hz)", float(loop.rate)), ("rate (measured, Hz)", rate),
             ("overruns", stats["overruns"]), ("overruns since last report", new_overruns),
+            ("late cycles (woke up late)", stats.get("late_cycles", 0)),
             ("errors", stats["errors"]), ("cycles", stats["cycles"]),
             ("mean execution time (ms)", 1e3 * stats["mean_exec"]),
             ("max execution time (ms)", 1e3 * stats["max_exec"]),

@@ -175,3 +175,31 @@ def test_an_overrun_reanchors_the_schedule_and_is_counted():
     assert starts[:5] == pytest.approx([100.0, 100.01, 100.02, 100.03, 100.055], abs=1e-9)
     assert starts[5:] == pytest.approx([100.065, 100.075, 100.085], abs=1e-9)
     assert loop.stats().overruns == 1
+
+
+class LateWakeLoop(SimulatedClockLoop):
+    """The scheduler wakes the thread ``late_by`` seconds after one deadline (non-RT kernel jitter)."""
+
+    def __init__(self, late_at, late_by, **kwargs):
+        self.late_at, self.late_by = late_at, late_by
+        super().__init__(**kwargs)
+
+    def _wait(self, timeout):
+        super()._wait(timeout)
+        if len(self.starts) == self.late_at:
+            self.clock += self.late_by
+
+
+def test_a_late_wake_up_is_a_late_cycle_not_an_overrun(caplog):
+    # The work is short (2 ms of a 10 ms period); only the wake-up was 15 ms late: our code is not
+    # too slow, so no overrun warning, but the missed deadline is still counted and re-anchored.
+    loop = LateWakeLoop(late_at=3, late_by=0.015, work=lambda i: 0.002, cycles=8, rate=100.0)
+    with caplog.at_level("WARNING"):
+        loop._run()
+    stats = loop.stats()
+    assert stats.overruns == 0
+    assert stats.late_cycles == 1
+    assert "overran" not in caplog.text
+    starts = [s for s, _ in loop.starts]
+    assert starts[3] == pytest.approx(100.045, abs=1e-9)   # woke 15 ms late
+    assert starts[4] == pytest.approx(100.047, abs=1e-9)   # deadline 100.04 missed: runs at once
