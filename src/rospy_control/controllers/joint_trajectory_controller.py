@@ -51,6 +51,11 @@ Beyond upstream (each documented; the default is the safe choice):
   commands hold the measured position (upstream leaves the last command in place).
 * Missing ``gains/<joint>/p`` fails the load of the velocity/effort variants (upstream only warns
   and runs with zero gains -- spec 8.15).
+* Hardware faults (always on): when the RobotHW reports one of the controller's joints in fault
+  (``JointStateHandle.get_fault()``, set by :mod:`rospy_control.robot_hw` when a motor goes to
+  FAULT), the active goal is aborted at once with PATH_TOLERANCE_VIOLATED and an error_string naming
+  the joint and the motor's reason, and the other joints hold; while the fault lasts, new goals are
+  rejected with INVALID_GOAL and topic commands are ignored (logged).
 
 Topics, services, action (controller namespace):
 
@@ -101,7 +106,7 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence
 
 import numpy as np
 
@@ -118,7 +123,7 @@ from rospy_control.hardware_interface import (
 )
 from rospy_control.log import Throttle, get_logger
 from rospy_control.trajectory import (
-    ABORTED, INVALID_GOAL, PREEMPTED, SUCCEEDED, TrajectoryError, TrajectoryExecutor,
+    ABORTED, INVALID_GOAL, PATH_TOLERANCE_VIOLATED, PREEMPTED, SUCCEEDED, TrajectoryError, TrajectoryExecutor,
 )
 from rospy_control.trajectory.message import to_sec
 
@@ -168,7 +173,8 @@ class TrajectoryRosApi:
     def __init__(self, executor: TrajectoryExecutor, nh,
                  state_publish_rate: float = DEFAULT_STATE_PUBLISH_RATE,
                  action_monitor_rate: float = DEFAULT_ACTION_MONITOR_RATE,
-                 synchronous: Optional[bool] = None) -> None:
+                 synchronous: Optional[bool] = None,
+                 fault_check: Optional[Callable[[], Optional[str]]] = None) -> None:
         msgs = control_msgs_module("msg")
         srvs = control_msgs_module("srv")
         from trajectory_msgs.msg import JointTrajectory
@@ -177,6 +183,8 @@ class TrajectoryRosApi:
         self.executor = executor
         self.nh = nh
         self.joint_names = executor.joint_names
+        #: returns why a joint cannot move (hardware fault) or None; new trajectories are refused then
+        self.fault_check = fault_check
         self._goal_lock = threading.RLock()
         self._throttle = Throttle(5.0)
         self.state_rate = PublishRate(state_publish_rate)
@@ -262,7 +270,15 @@ class TrajectoryRosApi:
                 gh.set_canceled(result, ev.error_string)
 
     # -------------------------------------------------------------------------------- callbacks
+    def _fault(self) -> Optional[str]:
+        return self.fault_check() if self.fault_check is not None else None
+
     def _on_command(self, msg: Any) -> None:
+        fault = self._fault()
+        if fault is not None:
+            if self._throttle.ready("command_fault"):
+                logger.error("%s: trajectory command ignored: %s", self.nh.namespace, fault)
+            return
         code, _ = self.executor.accept(msg)  # logs its own (throttled) warning on rejection
         if code == 0:
             with self._goal_lock:
@@ -271,6 +287,11 @@ class TrajectoryRosApi:
     def _on_goal(self, gh: Any) -> None:
         goal = gh.get_goal()
         with self._goal_lock:
+            fault = self._fault()
+            if fault is not None:
+                text = f"Cannot execute the goal: {fault}"
+                gh.set_rejected(self._result(INVALID_GOAL, text), text)
+                return
             try:
                 code, text = self.executor.accept_goal(goal, gh)
             except Exception as err:  # noqa: BLE001 - a malformed goal must get an answer, not stay PENDING
@@ -330,7 +351,9 @@ class JointTrajectoryController(Controller):
             raise ConfigError(f"Parameter 'action_monitor_rate' must be > 0, got {monitor_rate}",
                               controller_nh.resolve_name("action_monitor_rate"))
         self._init_adapter(controller_nh)
-        self.ros = TrajectoryRosApi(self.executor, controller_nh, state_rate, monitor_rate, self.SYNCHRONOUS)
+        self._fault_seen = False
+        self.ros = TrajectoryRosApi(self.executor, controller_nh, state_rate, monitor_rate, self.SYNCHRONOUS,
+                                    fault_check=self.hardware_fault)
         logger.debug("Initialized %s with %d joint(s): %s", type(self).__name__, len(names), names)
         return True
 
@@ -345,10 +368,27 @@ class JointTrajectoryController(Controller):
         self._start_commands(pos)
         self.ros.on_start(time)
 
+    def hardware_fault(self) -> Optional[str]:
+        """Why one of this controller's joints cannot move (its hardware is in fault), else None."""
+        for name, handle in zip(self.joint_names, self.handles):
+            fault = handle.get_fault()
+            if fault is not None:
+                return f"joint '{name}' is in hardware fault ({fault})"
+        return None
+
     def update(self, time: float, period: float) -> None:
         data = self._data
         pos = [d.position for d in data]
         vel = [d.velocity for d in data]
+        if any(getattr(d, "fault", None) is not None for d in data):
+            if not self._fault_seen:
+                # Beyond upstream: a goal is not left running into a dead joint; the others hold.
+                self._fault_seen = True
+                reason = self.hardware_fault() or "hardware fault"
+                if not self.executor.abort(reason, PATH_TOLERANCE_VIOLATED, hold=True):
+                    self.executor.hold(reason)
+        else:
+            self._fault_seen = False
         dp, dv, da = self.executor.update(time, period, pos, vel)
         self._write(dp, dv, da, pos, vel, period)
         self.ros.on_update(time)

@@ -63,6 +63,9 @@ class _MotionData:
         PosVel / PosVelAcc interfaces; ``command_position`` / ``command_velocity`` /
         ``command_effort`` are also where the transmission interface loader keeps a joint's separate
         position, velocity and effort commands (ros_control's ``RawJointData``).
+    :ivar fault: ``None`` while the hardware behind this joint/actuator is healthy, else the reason
+        it is in fault (set by the RobotHW in ``read``; beyond ros_control, so that a controller can
+        abort instead of commanding a dead joint).
     """
 
     __slots__ = (
@@ -76,6 +79,7 @@ class _MotionData:
         "command_velocity",
         "command_acceleration",
         "command_effort",
+        "fault",
     )
 
     def __init__(
@@ -101,6 +105,7 @@ class _MotionData:
         self.command_velocity = command_velocity
         self.command_acceleration = command_acceleration
         self.command_effort = command_effort
+        self.fault: Optional[str] = None
 
     @classmethod
     def nan(cls, absolute_position: bool = False, torque_sensor: bool = False):
@@ -268,6 +273,11 @@ class _StateHandle:
 
     def get_effort(self) -> float:
         return self._data.effort
+
+    def get_fault(self) -> Optional[str]:
+        """``None`` while the hardware behind this handle is healthy, else why it is in fault
+        (data objects without a ``fault`` field are always healthy)."""
+        return getattr(self._data, "fault", None)
 
     def has_absolute_position(self) -> bool:
         return getattr(self._data, "absolute_position", None) is not None

@@ -691,6 +691,9 @@ class MiddlewareRobotHW(RobotHW):
         self._faulted_joints = {
             j.name: "; ".join(f"motor '{a.name}': {a.fault_reason}" for a in grp.actuators if a.fault)
             for grp in self._groups if grp.faulted for j in grp.joints}
+        # Controllers see it through JointStateHandle.get_fault() (the JTC aborts its goal).
+        for j in g.joints:
+            j.data.fault = self._faulted_joints.get(j.name)
 
     def faulted_joints(self) -> Dict[str, str]:
         """``{joint: reason}`` of joints one of whose motors is in FAULT (as of the last ``read``)."""

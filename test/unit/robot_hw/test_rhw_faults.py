@@ -51,10 +51,14 @@ def test_faulted_motor_is_reported_and_gets_no_commands_then_recovers(arm, caplo
     assert record.level == ERROR and record.message.startswith("FAULT: no reply for")
     assert ("elbow_joint controller", "pos") in record.values
     assert arm.status()["joints"]["elbow_joint"]["fault"] is True
+    # controllers see it on their handles (the JTC aborts its goal on it)
+    assert handle.get_fault() == reason
+    assert arm.get(PositionJointInterface).get_handle("shoulder_pan_joint").get_fault() is None
     # recovery: commands resume from the measured position, the controller manager is asked to reset
     sim.clear_fault("elbow_motor")
     mw.reset_fault("elbow_motor")
     assert spin(arm, 1.0, until=lambda: not arm.faulted_joints())
+    assert handle.get_fault() is None
     assert arm.consume_reset_request() is True and arm.consume_reset_request() is False
     spin(arm, 0.05)
     assert len(calls) > sent_before and calls[-1][0] == ControlMode.POSITION
