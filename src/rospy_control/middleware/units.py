@@ -615,6 +615,21 @@ class CanSensor(CanUnit):
                                 expected="a positive number of seconds"),
         )
 
+    @classmethod
+    def from_info(cls, info: UnitInfo) -> "CanSensor":
+        r = AttributeReader(info.element, ignore=("name", "type", "channel"))
+        kw = cls._common_kwargs(info, r)
+        kw.update(cls._read_attributes(r))
+        r.finish()
+        unit = cls(info.name, **kw)
+        unit.where = f"{info.element.source}:{info.element.line}"
+        return unit
+
+    @classmethod
+    def _read_attributes(cls, r: AttributeReader) -> dict:
+        """The sensor type's own XML attributes (constructor keyword arguments)."""
+        return {}
+
     def reply_ids(self) -> Tuple[int, ...]:
         return tuple(range(self.reply_id, self.reply_id + self.FRAMES_PER_POLL))
 
@@ -648,6 +663,16 @@ class CanSensor(CanUnit):
     def _decode(self, index: int, data) -> None:
         raise NotImplementedError
 
+    def _end_state(self):
+        """The immutable state record published for this cycle."""
+        raise NotImplementedError
+
+    def _end_cycle(self, now: float):
+        if self._awaiting:
+            self._check_timeout(now)
+        s = self._state = self._end_state()
+        return s
+
 
 class Encoder(CanSensor):
     """A stand-alone position encoder (state only)."""
@@ -661,35 +686,25 @@ class Encoder(CanSensor):
         self.velocity_range = velocity_range
         self._pos = 0.0
         self._vel = 0.0
-        self._state = self._end_state(0.0)
+        self._state = self._end_state()
 
     @classmethod
-    def from_info(cls, info: UnitInfo) -> "Encoder":
-        r = AttributeReader(info.element, ignore=("name", "type", "channel"))
-        kw = cls._common_kwargs(info, r)
+    def _read_attributes(cls, r: AttributeReader) -> dict:
+        kw = {}
         kw["counts_per_rev"] = r.get("counts_per_rev", to_int, 16384, check=positive,
                                      expected="a positive integer")
         kw["velocity_range"] = r.get("velocity_range", to_float, 100.0, check=positive,
                                      expected="a positive number (rad/s)")
-        r.finish()
-        u = cls(info.name, **kw)
-        u.where = f"{info.element.source}:{info.element.line}"
-        return u
+        return kw
 
     def _decode(self, index: int, data) -> None:
         self._pos, self._vel, flags = sensors.decode_encoder(data, self.counts_per_rev, self.velocity_range)
         if flags & sensors.FLAG_ERROR:
             self._set_fault("encoder reported an error flag")
 
-    def _end_state(self, now: float) -> EncoderState:
+    def _end_state(self) -> EncoderState:
         return EncoderState(self.name, self._pos, self._vel, self._fault, self._fault_reason,
                             self._last_reply if self._received else 0.0, self._received)
-
-    def _end_cycle(self, now: float) -> EncoderState:
-        if self._awaiting:
-            self._check_timeout(now)
-        s = self._state = self._end_state(now)
-        return s
 
 
 def _diag(v: float) -> Tuple[float, ...]:
@@ -718,18 +733,14 @@ class ImuSensor(CanSensor):
         self._state = self._end_state()
 
     @classmethod
-    def from_info(cls, info: UnitInfo) -> "ImuSensor":
-        r = AttributeReader(info.element, ignore=("name", "type", "channel"))
-        kw = cls._common_kwargs(info, r)
+    def _read_attributes(cls, r: AttributeReader) -> dict:
+        kw = {}
         for attr, default in (("gyro_range", 34.9), ("accel_range", 156.9)):
             kw[attr] = r.get(attr, to_float, default, check=positive, expected="a positive number")
         for attr, default in (("orientation_variance", 1e-4), ("angular_velocity_variance", 1e-5),
                               ("linear_acceleration_variance", 1e-3)):
             kw[attr] = r.get(attr, to_float, default, check=non_negative, expected="a number >= 0")
-        r.finish()
-        u = cls(info.name, **kw)
-        u.where = f"{info.element.source}:{info.element.line}"
-        return u
+        return kw
 
     def _decode(self, index: int, data) -> None:
         if index == 0:
@@ -750,12 +761,6 @@ class ImuSensor(CanSensor):
                         self._temp, self._fault, self._fault_reason,
                         self._last_reply if self._received else 0.0, self._received)
 
-    def _end_cycle(self, now: float) -> ImuState:
-        if self._awaiting:
-            self._check_timeout(now)
-        s = self._state = self._end_state()
-        return s
-
 
 class ContactSensor(CanSensor):
     """A foot contact switch / load cell: in contact + normal force (N)."""
@@ -771,15 +776,11 @@ class ContactSensor(CanSensor):
         self._state = self._end_state()
 
     @classmethod
-    def from_info(cls, info: UnitInfo) -> "ContactSensor":
-        r = AttributeReader(info.element, ignore=("name", "type", "channel"))
-        kw = cls._common_kwargs(info, r)
+    def _read_attributes(cls, r: AttributeReader) -> dict:
+        kw = {}
         kw["force_range"] = r.get("force_range", to_float, 1000.0, check=positive,
                                   expected="a positive number (N)")
-        r.finish()
-        u = cls(info.name, **kw)
-        u.where = f"{info.element.source}:{info.element.line}"
-        return u
+        return kw
 
     def _decode(self, index: int, data) -> None:
         self._contact, self._force, err = sensors.decode_contact(data, self.force_range)
@@ -789,12 +790,6 @@ class ContactSensor(CanSensor):
     def _end_state(self) -> ContactState:
         return ContactState(self.name, self.frame_id, self._contact, self._force, self._fault,
                             self._fault_reason, self._last_reply if self._received else 0.0, self._received)
-
-    def _end_cycle(self, now: float) -> ContactState:
-        if self._awaiting:
-            self._check_timeout(now)
-        s = self._state = self._end_state()
-        return s
 
 
 class ForceTorqueSensor(CanSensor):
@@ -813,17 +808,13 @@ class ForceTorqueSensor(CanSensor):
         self._state = self._end_state()
 
     @classmethod
-    def from_info(cls, info: UnitInfo) -> "ForceTorqueSensor":
-        r = AttributeReader(info.element, ignore=("name", "type", "channel"))
-        kw = cls._common_kwargs(info, r)
+    def _read_attributes(cls, r: AttributeReader) -> dict:
+        kw = {}
         kw["force_range"] = r.get("force_range", to_float, 500.0, check=positive,
                                   expected="a positive number")
         kw["torque_range"] = r.get("torque_range", to_float, 50.0, check=positive,
                                    expected="a positive number")
-        r.finish()
-        u = cls(info.name, **kw)
-        u.where = f"{info.element.source}:{info.element.line}"
-        return u
+        return kw
 
     def _decode(self, index: int, data) -> None:
         if index == 0:
@@ -838,9 +829,3 @@ class ForceTorqueSensor(CanSensor):
     def _end_state(self) -> ForceTorqueState:
         return ForceTorqueState(self.name, self.frame_id, self._f, self._t, self._fault, self._fault_reason,
                                 self._last_reply if self._received else 0.0, self._received)
-
-    def _end_cycle(self, now: float) -> ForceTorqueState:
-        if self._awaiting:
-            self._check_timeout(now)
-        s = self._state = self._end_state()
-        return s
