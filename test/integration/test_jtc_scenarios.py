@@ -548,6 +548,20 @@ class JtcScenarios(unittest.TestCase):
         self._stopped_midway(at_stop, "cancel")
         self.home()
 
+    def test_17b_repeated_cancels_are_all_answered(self):
+        # every cancel must be answered while the action monitor publishes feedback concurrently
+        self.home()
+        for i in range(8):
+            target = [0.3 if i % 2 == 0 else -0.3, 0.0, 0.0]
+            self.A.client.send_goal(goal_of(trajectory(self.A.joints, [rest(target, 1.0)])))
+            time.sleep(0.2)
+            self.A.client.cancel_goal()
+            self.assertTrue(self.A.client.wait_for_result(rospy.Duration(5.0)),
+                            f"cancel {i} never answered (action server stuck?)")
+            self.assertEqual(self.A.client.get_state(), GoalStatus.PREEMPTED)
+        self.assert_stopped(self.A, "after repeated cancels")
+        self.home()
+
     # -- old trajectories -------------------------------------------------------------------------------
     def test_18_old_action_goal_rejected_running_one_untouched(self):
         self.home()
