@@ -348,7 +348,17 @@ class JtcScenarios(unittest.TestCase):
         g = goal_of(trajectory(self.A.joints, [rest([-0.15, 0.1, -0.2], 0.5), rest(target, 1.0)]))
         t_sent = rospy.Time.now()
         self.A.state.clear()
-        self.assert_succeeds(self.A.client, g)
+        feedback = []
+        self.A.client.send_goal(g, feedback_cb=feedback.append)
+        self.assertTrue(self.A.client.wait_for_result(rospy.Duration(10.0)), "no result in time")
+        result = self.A.client.get_result()
+        self.assertEqual(self.A.client.get_state(), GoalStatus.SUCCEEDED, result)
+        self.assertEqual(result.error_code, R.SUCCESSFUL, result.error_string)
+        self.assertGreater(len(feedback), 3, "too little action feedback")
+        for fb in feedback:
+            self.assertEqual(list(fb.joint_names), self.A.joints)
+            self.assertEqual((len(fb.desired.positions), len(fb.actual.positions), len(fb.error.positions)),
+                             (3, 3, 3))
         self.assert_near(self.actual(self.A), target, GOAL_TOL, "action trajectory end")
         self.assertTrue(u.wait_for(lambda: u.max_abs_diff(self.A.desired(), target) < 1e-9, 2.0))
         # query_state (at a time during the motion and now) matches the state topic's desired state
@@ -804,6 +814,9 @@ class JtcScenarios(unittest.TestCase):
         if self.use_ros_control:
             self.assertEqual(self._state_of(A_NAME), "running")
             self.assertEqual(self._state_of(B_NAME), "running")
+        else:
+            with self.assertRaises(rospy.ROSException):  # no controller manager in this branch
+                rospy.wait_for_service("controller_manager/list_controllers", 0.5)
         for ctl in (self.A, self.B):
             ctl.state.clear()
             self.assertTrue(u.wait_for(lambda: ctl.state.count() > 5, 5.0), f"{ctl.name}/state stopped")
