@@ -461,7 +461,9 @@ class InMemoryServerGoalHandle(ServerGoalHandle):
         self._goal_id = _goal_id_msg(goal_id, stamp)
         self.id = goal_id
         self.stamp = stamp
-        self._lock = threading.RLock()
+        # actionlib's goal handles take their server's lock: share it, so that lock-order bugs in
+        # controllers (callbacks run under that lock, see InMemoryActionServer) show up in unit tests.
+        self._lock = server._lock
         self.status = GoalStatus.PENDING
         self.text = ""
         self.result: Any = None
@@ -589,27 +591,28 @@ class InMemoryActionServer(ActionServer):
                 f"action server [{self.name}] expects goals of '{_type_name(self.goal_class)}', "
                 f"got '{type(goal).__name__}'")
         handle = InMemoryServerGoalHandle(self, copy.deepcopy(goal), goal_id, stamp)
+        # As actionlib: the goal callback runs with the server's lock held.
         with self._lock:
             self.goals.append(handle)
-        try:
-            self.goal_cb(handle)
-        except Exception:  # noqa: BLE001 - actionlib logs exceptions of user callbacks
-            logger.exception("Exception in goal callback of action server '%s'", self.name)
+            try:
+                self.goal_cb(handle)
+            except Exception:  # noqa: BLE001 - actionlib logs exceptions of user callbacks
+                logger.exception("Exception in goal callback of action server '%s'", self.name)
         return handle
 
     def _receive_cancel(self, goal_id: str, stamp: float) -> None:
         if not self.started:
             raise NodeHandleError(f"action server [{self.name}] is not started")
+        # As actionlib: cancel callbacks run with the server's lock held.
         with self._lock:
-            goals = list(self.goals)
-        for handle in goals:
-            hit = ((not goal_id and stamp == 0.0) or handle.id == goal_id
-                   or (stamp != 0.0 and handle.stamp <= stamp))
-            if hit and handle.set_cancel_requested() and self.cancel_cb is not None:
-                try:
-                    self.cancel_cb(handle)
-                except Exception:  # noqa: BLE001
-                    logger.exception("Exception in cancel callback of action server '%s'", self.name)
+            for handle in list(self.goals):
+                hit = ((not goal_id and stamp == 0.0) or handle.id == goal_id
+                       or (stamp != 0.0 and handle.stamp <= stamp))
+                if hit and handle.set_cancel_requested() and self.cancel_cb is not None:
+                    try:
+                        self.cancel_cb(handle)
+                    except Exception:  # noqa: BLE001
+                        logger.exception("Exception in cancel callback of action server '%s'", self.name)
 
 
 class ClientGoal:

@@ -245,19 +245,29 @@ class TrajectoryRosApi:
 
     # -------------------------------------------------------------------------------- monitor
     def monitor(self) -> None:
-        """Relay finished goals and publish feedback for the active one (monitor thread)."""
+        """Relay finished goals and publish feedback for the active one (monitor thread).
+
+        Lock order: actionlib calls ``_on_goal``/``_on_cancel`` holding its server lock and they take
+        ``_goal_lock``; so code that starts *outside* actionlib (this monitor, ``_on_command``) only
+        polls under ``_goal_lock`` and calls goal-handle methods (which take actionlib's lock) after
+        releasing it.  Polling under the lock is what keeps "a goal is accepted before any of its
+        events is relayed": ``_on_goal`` accepts and marks a goal accepted in one critical section.
+        """
         with self._goal_lock:
-            self._relay_events()
+            events = self.executor.poll_events()
             gh = self.executor.active_goal_key
-            if gh is None:
-                return
-            fb = self.executor.feedback()
-            if fb is not None:
-                gh.publish_feedback(self._fill(self._msgs.FollowJointTrajectoryFeedback(), fb))
+            fb = self.executor.feedback() if gh is not None else None
+        self._apply_events(events)
+        if gh is not None and fb is not None:
+            gh.publish_feedback(self._fill(self._msgs.FollowJointTrajectoryFeedback(), fb))
 
     def _relay_events(self) -> None:
-        """With ``_goal_lock`` held: turn executor goal events into goal-handle transitions."""
-        for ev in self.executor.poll_events():
+        """Inside an actionlib callback (its server lock and ``_goal_lock`` held): relay at once."""
+        self._apply_events(self.executor.poll_events())
+
+    def _apply_events(self, events: Sequence[Any]) -> None:
+        """Turn executor goal events into goal-handle transitions."""
+        for ev in events:
             gh = ev.goal_key
             if gh is None:
                 continue
@@ -281,8 +291,9 @@ class TrajectoryRosApi:
             return
         code, _ = self.executor.accept(msg)  # logs its own (throttled) warning on rejection
         if code == 0:
-            with self._goal_lock:
-                self._relay_events()  # the preempted goal, if any, learns it now
+            with self._goal_lock:  # see monitor() for the lock order
+                events = self.executor.poll_events()
+            self._apply_events(events)  # the preempted goal, if any, learns it now
 
     def _on_goal(self, gh: Any) -> None:
         goal = gh.get_goal()

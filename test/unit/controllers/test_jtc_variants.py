@@ -2,6 +2,8 @@
 and the threaded (non-synchronous) state publisher and action monitor."""
 from __future__ import annotations
 
+import sys
+import threading
 import time as _time
 
 import pytest
@@ -160,5 +162,79 @@ def test_update_does_not_build_messages_in_threaded_mode(monkeypatch):
         rig.run(0.2)
         _time.sleep(0.05)
         assert built and loop_thread not in built
+    finally:
+        rig.close()
+
+
+def test_goals_and_cancels_racing_the_action_monitor_never_deadlock(monkeypatch):
+    """actionlib runs goal/cancel callbacks under its server lock while the monitor thread relays
+    results and feedback: the JTC must never take the two locks in opposite orders (the rostests
+    once caught a cancel left unanswered forever under load)."""
+    monkeypatch.setattr(JointTrajectoryController, "SYNCHRONOUS", False)
+    rig, _ = start_jtc("position", action_monitor_rate=2000.0, state_publish_rate=100.0)
+    stop = threading.Event()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often: make any lock-order window actually race
+
+    def loop():
+        while not stop.is_set():
+            rig.cycle()
+            _time.sleep(0.0005)
+
+    looper = threading.Thread(target=loop, daemon=True)
+    looper.start()
+    try:
+        client = rig.client()
+        for k in range(150):
+            goal = client.send_goal(fjt_goal(traj(J, [pt([0.3 * (k % 2), 0.1], 2.0)])))
+            _time.sleep(0.003)
+            goal.cancel()
+            deadline = _time.monotonic() + 2.0
+            while not goal.is_done() and _time.monotonic() < deadline:
+                _time.sleep(0.001)
+            assert goal.is_done(), f"cancel {k} never answered (status {goal.get_goal_status()})"
+            assert goal.get_goal_status() == GoalStatus.PREEMPTED
+    finally:
+        sys.setswitchinterval(interval)
+        stop.set()
+        looper.join(2.0)
+        rig.close()
+
+
+def test_cancel_callback_under_the_server_lock_while_the_monitor_relays_does_not_deadlock(monkeypatch):
+    """The exact interleaving of the deadlock, forced: the monitor is inside its critical section
+    when actionlib (holding its server lock) delivers a cancel."""
+    monkeypatch.setattr(JointTrajectoryController, "SYNCHRONOUS", False)
+    rig, ctrl = start_jtc("position", action_monitor_rate=50.0)
+    try:
+        goal = rig.client().send_goal(fjt_goal(traj(J, [pt([0.3, 0.1], 2.0)])))
+        rig.run(0.05)
+        monitor_inside, cancel_holds_server_lock = threading.Event(), threading.Event()
+        original_feedback = ctrl.executor.feedback
+
+        def feedback():
+            if threading.current_thread() is ctrl.ros.monitor_worker._thread:
+                monitor_inside.set()
+                cancel_holds_server_lock.wait(2.0)
+                _time.sleep(0.05)  # let the cancel callback block on whatever it needs next
+            return original_feedback()
+
+        monkeypatch.setattr(ctrl.executor, "feedback", feedback)
+        server = ctrl.ros.action_server
+        original_cancel_cb = server.cancel_cb
+
+        def cancel_cb(handle):  # runs with the server's lock held, like actionlib's
+            cancel_holds_server_lock.set()
+            original_cancel_cb(handle)
+
+        server.cancel_cb = cancel_cb
+        assert monitor_inside.wait(2.0)
+        canceller = threading.Thread(target=goal.cancel, daemon=True)
+        canceller.start()
+        canceller.join(3.0)
+        assert not canceller.is_alive(), "cancel deadlocked against the action monitor"
+        monkeypatch.setattr(ctrl.executor, "feedback", original_feedback)
+        rig.run(0.3, until=goal.is_done)
+        assert goal.get_goal_status() == GoalStatus.PREEMPTED
     finally:
         rig.close()
