@@ -64,8 +64,9 @@ def test_arm_interfaces_follow_the_urdf_transmissions(make_hw):
 def test_limits_merge_urdf_and_params(make_hw):
     hw = make_hw(ARM_HW, ARM_URDF, load_yaml("arm_joint_limits.yaml"), start=False)
     lim, soft = hw.joint_limits("shoulder_pan_joint")
-    assert (lim.min_position, lim.max_position, lim.max_velocity, lim.max_acceleration, lim.max_effort) == \
-        (-3.0, 3.0, 2.5, 10.0, 12.0)
+    # URDF: position, velocity 3.0, effort; the YAML overrides velocity and sets no acceleration
+    assert (lim.min_position, lim.max_position, lim.max_velocity, lim.max_effort) == (-3.0, 3.0, 2.5, 12.0)
+    assert not lim.has_acceleration_limits
     assert (soft.min_position, soft.max_position, soft.k_position) == (-2.9, 2.9, 20.0)
     lim, soft = hw.joint_limits("wrist_3_joint")  # continuous
     assert lim.angle_wraparound and not lim.has_position_limits and lim.max_velocity == 3.5 and soft is None

@@ -176,3 +176,16 @@ def test_check_for_conflict_keeps_the_default_rule(arm):
     b = info("b", JointStateInterface, "elbow_joint")
     assert arm.check_for_conflict([a, b]) is True
     assert arm.check_for_conflict([a, info("c", PositionJointInterface, "wrist_1_joint")]) is False
+
+
+@pytest.mark.parametrize("joint_name", ["shoulder_pan_joint", "wrist_1_joint"])
+def test_example_arm_velocity_commands_break_static_friction(make_hw, joint_name):
+    # The example configs together (limits YAML, URDF soft limits, simulated friction): a velocity
+    # controller must actually move the joint, not stall under the acceleration bound.
+    from rospy_control.hardware_interface import VelocityJointInterface
+    arm = make_hw(ARM_HW, ARM_URDF, load_yaml("arm_joint_limits.yaml"))
+    switch(arm, [info("vel", VelocityJointInterface, joint_name)])
+    handle = arm.get(VelocityJointInterface).get_handle(joint_name)
+    start = position(arm, joint_name)
+    spin(arm, 0.6, lambda: handle.set_command(0.5))
+    assert position(arm, joint_name) - start > 0.1
