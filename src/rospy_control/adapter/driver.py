@@ -303,7 +303,9 @@ class Driver:
             from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
             for warning in check_controller_params(tree, self.root_nh.namespace, joints, CONTROLLER_TYPES):
                 logger.warning("%s", warning)
-        self.middleware.start()
+        # Through the RobotHW: it starts the middleware and sends the hold commands at once, so no
+        # joint hangs limp under gravity while the control loop is being set up.
+        self.robot_hw.start()
         if p.use_ros_control:
             self._start_ros_control()
         else:

@@ -134,3 +134,14 @@ def test_unclaimed_joints_hold_in_the_configured_mode(make_hw, hold_mode, mode):
     assert hw.middleware.snapshot()["m1"].mode == mode
     assert hw.joint_mode("j1") == mode
     assert position(hw, "j1") == pytest.approx(0.3, abs=0.01)
+
+
+def test_start_holds_gravity_loaded_joints_before_any_control_cycle(make_hw):
+    # The node needs a moment between starting the RobotHW and running its control loop. Motors are
+    # enabled limp; start() must send the hold at once or the shoulder (6 N·m load) falls to its stop.
+    import time
+    arm = make_hw(ARM_HW, ARM_URDF, load_yaml("arm_joint_limits.yaml"))   # started, no read/write after
+    found = arm.middleware.snapshot()["shoulder_lift_motor"].position
+    time.sleep(0.3)
+    now = arm.middleware.snapshot()["shoulder_lift_motor"].position
+    assert abs(now - found) < 0.05, f"shoulder sagged from {found:.3f} to {now:.3f} before the first cycle"
