@@ -104,7 +104,10 @@ class RosNodeHandleTest(unittest.TestCase):
             if gh.get_goal().goal == 99:
                 return  # stays active until cancelled
             gh.publish_feedback(TestFeedback(feedback=1))
-            gh.set_succeeded(TestResult(result=gh.get_goal().goal * 2), "doubled")
+            # Feedback and result travel on different topics and the client drops feedback once
+            # the goal is done: give the feedback time to arrive before the result.
+            threading.Timer(0.5, gh.set_succeeded,
+                            (TestResult(result=gh.get_goal().goal * 2), "doubled")).start()
 
         def on_cancel(gh):
             cancels.append(gh)
@@ -120,6 +123,7 @@ class RosNodeHandleTest(unittest.TestCase):
         feedback = []
         client.send_goal(TestGoal(goal=21), feedback_cb=feedback.append)
         self.assertTrue(client.wait_for_result(rospy.Duration(5.0)))
+        self.assertEqual(len(feedback), 1)
         self.assertEqual(client.get_state(), GoalStatus.SUCCEEDED)
         self.assertEqual(client.get_result().result, 42)
         self.assertEqual(client.get_goal_status_text(), "doubled")
@@ -133,7 +137,6 @@ class RosNodeHandleTest(unittest.TestCase):
         self.assertEqual(client.get_state(), GoalStatus.PREEMPTED)
         self.assertEqual(cancels[0], goals[1])
         self.assertNotEqual(cancels[0], goals[0])
-        self.assertTrue(wait_until(lambda: len(feedback) == 1))
 
 
 if __name__ == "__main__":
