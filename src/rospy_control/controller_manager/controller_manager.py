@@ -367,6 +367,23 @@ class ControllerManager:
                 return spec
         return None
 
+    def _resolve(self, names: Sequence[str], verb: str,
+                 strict: bool) -> Tuple[List[ControllerSpec], Optional[str]]:
+        """Loaded controllers named in ``names`` (duplicates dropped, order kept).  An unknown name is
+        returned as the failure message when ``strict``, else logged at debug and skipped."""
+        specs: List[ControllerSpec] = []
+        for name in names:
+            spec = self._spec(name)
+            if spec is None:
+                message = (f"Could not {verb} controller with name '{name}' because no controller "
+                           "with this name exists")
+                if strict:
+                    return specs, message
+                logger.debug(message)
+            elif spec not in specs:
+                specs.append(spec)
+        return specs, None
+
     # -- load ------------------------------------------------------------------------------------
     def load_controller(self, name: str) -> Result:
         """Load controller ``name`` of type ``<ns>/<name>/type`` and initialise it (state ``initialized``)."""
@@ -463,28 +480,12 @@ class ControllerManager:
         strict = strictness == STRICT
         logger.debug("switching controllers: start %s, stop %s", start_names, stop_names)
 
-        stop_request: List[ControllerSpec] = []
-        for name in stop_names:
-            spec = self._spec(name)
-            if spec is None:
-                message = (f"Could not stop controller with name '{name}' because no controller "
-                           "with this name exists")
-                if strict:
-                    return _fail(message)
-                logger.debug(message)
-            elif spec not in stop_request:
-                stop_request.append(spec)
-        start_request: List[ControllerSpec] = []
-        for name in start_names:
-            spec = self._spec(name)
-            if spec is None:
-                message = (f"Could not start controller with name '{name}' because no controller "
-                           "with this name exists")
-                if strict:
-                    return _fail(message)
-                logger.debug(message)
-            elif spec not in start_request:
-                start_request.append(spec)
+        stop_request, unknown = self._resolve(stop_names, "stop", strict)
+        if unknown is not None:
+            return _fail(unknown)
+        start_request, unknown = self._resolve(start_names, "start", strict)
+        if unknown is not None:
+            return _fail(unknown)
 
         both = [s.info.name for s in start_request if s in stop_request]
         if both:
