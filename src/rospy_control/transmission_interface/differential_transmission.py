@@ -6,7 +6,7 @@ from typing import List, Sequence
 from rospy_control.exceptions import TransmissionInterfaceError
 from rospy_control.transmission_interface.transmission import Transmission, check_reduction
 
-__all__ = ["DifferentialTransmission", "check_pair"]
+__all__ = ["DifferentialTransmission", "TwoByTwoTransmission", "check_pair"]
 
 
 def check_pair(values: Sequence[float], what: str, name: str, reduction: bool = True) -> List[float]:
@@ -18,7 +18,33 @@ def check_pair(values: Sequence[float], what: str, name: str, reduction: bool = 
     return [float(v) for v in vals]
 
 
-class DifferentialTransmission(Transmission):
+class TwoByTwoTransmission(Transmission):
+    """Base of the two-actuator, two-joint transmissions: validated reduction and offset pairs.
+
+    :raises TransmissionInterfaceError: vectors not of size 2, or a zero reduction.
+    """
+
+    num_actuators = 2
+    num_joints = 2
+
+    def __init__(self, actuator_reduction: Sequence[float], joint_reduction: Sequence[float],
+                 joint_offset: Sequence[float] = (0.0, 0.0)) -> None:
+        name = type(self).__name__
+        self.actuator_reduction = check_pair(actuator_reduction, "actuator_reduction", name)
+        self.joint_reduction = check_pair(joint_reduction, "joint_reduction", name)
+        self.joint_offset = check_pair(joint_offset, "joint_offset", name, reduction=False)
+
+    def get_actuator_reduction(self) -> List[float]:
+        return list(self.actuator_reduction)
+
+    def get_joint_reduction(self) -> List[float]:
+        return list(self.joint_reduction)
+
+    def get_joint_offset(self) -> List[float]:
+        return list(self.joint_offset)
+
+
+class DifferentialTransmission(TwoByTwoTransmission):
     """Two actuators, two joints (e.g. a wrist's pitch and roll).
 
     With actuator reductions na1, na2, joint reductions nj1, nj2 and joint offsets off1, off2
@@ -43,26 +69,11 @@ class DifferentialTransmission(Transmission):
     :raises TransmissionInterfaceError: vectors not of size 2, or a zero reduction.
     """
 
-    num_actuators = 2
-    num_joints = 2
-
     def __init__(self, actuator_reduction: Sequence[float], joint_reduction: Sequence[float],
                  joint_offset: Sequence[float] = (0.0, 0.0),
                  ignore_transmission_absolute_encoder: bool = False) -> None:
-        name = type(self).__name__
-        self.actuator_reduction = check_pair(actuator_reduction, "actuator_reduction", name)
-        self.joint_reduction = check_pair(joint_reduction, "joint_reduction", name)
-        self.joint_offset = check_pair(joint_offset, "joint_offset", name, reduction=False)
+        super().__init__(actuator_reduction, joint_reduction, joint_offset)
         self.ignore_transmission_absolute_encoder = bool(ignore_transmission_absolute_encoder)
-
-    def get_actuator_reduction(self) -> List[float]:
-        return list(self.actuator_reduction)
-
-    def get_joint_reduction(self) -> List[float]:
-        return list(self.joint_reduction)
-
-    def get_joint_offset(self) -> List[float]:
-        return list(self.joint_offset)
 
     def actuator_to_joint_effort(self, values: Sequence[float]) -> List[float]:
         a1, a2 = self._acts(values, "actuator_to_joint_effort")

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 from typing import List, Sequence
 
-from rospy_control.transmission_interface.differential_transmission import check_pair
-from rospy_control.transmission_interface.transmission import Transmission
+from rospy_control.transmission_interface.differential_transmission import TwoByTwoTransmission
 
 __all__ = ["FourBarLinkageTransmission"]
 
 
-class FourBarLinkageTransmission(Transmission):
+class FourBarLinkageTransmission(TwoByTwoTransmission):
     """Actuator 1 drives joint 1; actuator 2 drives joint 2 through a four-bar linkage whose motion
     also depends on joint 1.
 
@@ -29,25 +28,6 @@ class FourBarLinkageTransmission(Transmission):
 
     :raises TransmissionInterfaceError: vectors not of size 2, or a zero reduction.
     """
-
-    num_actuators = 2
-    num_joints = 2
-
-    def __init__(self, actuator_reduction: Sequence[float], joint_reduction: Sequence[float],
-                 joint_offset: Sequence[float] = (0.0, 0.0)) -> None:
-        name = type(self).__name__
-        self.actuator_reduction = check_pair(actuator_reduction, "actuator_reduction", name)
-        self.joint_reduction = check_pair(joint_reduction, "joint_reduction", name)
-        self.joint_offset = check_pair(joint_offset, "joint_offset", name, reduction=False)
-
-    def get_actuator_reduction(self) -> List[float]:
-        return list(self.actuator_reduction)
-
-    def get_joint_reduction(self) -> List[float]:
-        return list(self.joint_reduction)
-
-    def get_joint_offset(self) -> List[float]:
-        return list(self.joint_offset)
 
     def actuator_to_joint_effort(self, values: Sequence[float]) -> List[float]:
         a1, a2 = self._acts(values, "actuator_to_joint_effort")
