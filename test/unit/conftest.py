@@ -8,12 +8,24 @@
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 import threading
 import time
 
 import pytest
 
 _counter = itertools.count()
+
+# control_msgs / controller_manager_msgs come from the catkin workspace: when the suite runs without
+# tools/env.sh sourced, find them in .ws/ so the controller tests still import.
+_WS_PYTHON = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".ws", "devel", "lib",
+                                          "python3", "dist-packages"))
+try:
+    import control_msgs.msg  # noqa: F401
+except ImportError:
+    if os.path.isdir(os.path.join(_WS_PYTHON, "control_msgs")):
+        sys.path.append(_WS_PYTHON)
 
 
 @pytest.fixture

@@ -7,18 +7,8 @@ sourcing it, its dist-packages directory is appended to ``sys.path`` if it exist
 """
 from __future__ import annotations
 
-import os
-import sys
 import threading
 import time
-
-_WS = os.path.join(os.path.dirname(__file__), "..", "..", "..", ".ws", "devel", "lib", "python3",
-                   "dist-packages")
-try:
-    import control_msgs.msg  # noqa: F401
-except ImportError:
-    if os.path.isdir(os.path.join(_WS, "control_msgs")):
-        sys.path.append(os.path.abspath(_WS))
 
 from rospy_control.controller_interface import InMemoryGraph, InMemoryNodeHandle  # noqa: E402
 from rospy_control.controller_manager import ControllerManager  # noqa: E402

@@ -13,19 +13,9 @@ position (a gripper closing on an object).
 from __future__ import annotations
 
 import math
-import os
-import sys
 import threading
 import time as _time
 from typing import Dict, List, Optional, Sequence
-
-_WS = os.path.join(os.path.dirname(__file__), "..", "..", "..", ".ws", "devel", "lib", "python3",
-                   "dist-packages")
-try:
-    import control_msgs.msg  # noqa: F401
-except ImportError:
-    if os.path.isdir(os.path.join(_WS, "control_msgs")):
-        sys.path.append(os.path.abspath(_WS))
 
 import genpy  # noqa: E402
 from control_msgs.msg import (  # noqa: E402
