@@ -9,13 +9,25 @@ runs the same three calls) in a dedicated thread:
 * **Missed deadlines**: a cycle that ends after the next deadline is re-anchored on "now" (the
   missed cycles are skipped, not run in a burst, because a burst of position commands is worse for a
   motor than a late one).  It is an **overrun** when the cycle's own work took longer than the period
-  (our code is too slow for the rate: warned about), and a **late cycle** when the work was short but
-  the thread woke up late (scheduler jitter on a non-real-time kernel: counted, logged at debug).
+  *on the CPU* (our code is too slow for the rate: warned about), and a **late cycle** otherwise:
+  the thread woke up late or was descheduled (scheduler jitter on a non-real-time kernel: counted,
+  logged at debug).
 * **Time**: ``time`` passed to the three calls is the ROS time read from ``now()`` once per cycle
   (``rospy.get_time`` or ``RosNodeHandle.now`` in the driver; simulated time when enabled);
   ``period`` is the *measured* monotonic time since the previous cycle started (the first cycle gets
   the nominal period), which is what the hardware actually experienced even when ROS time is
-  simulated or frozen.
+  simulated or frozen -- **bounded to** ``max_period_factor`` (2) nominal periods.  A host that
+  stalls the process for 250 ms must not make a trajectory's time (which advances by ``period``)
+  leap 250 ms ahead: the desired position would jump and the path tolerance would abort a goal on
+  a robot that tracks perfectly.  With the bound, a late cycle *delays* the trajectory instead;
+  the time lost is summed in :attr:`ControlLoopStats.delay` (reported on ``/diagnostics``).
+* **Host stalls** are measured on their own and never reported as hardware faults: a cycle that
+  starts ``STALL_THRESHOLD`` (20 ms) or more after its deadline, or whose work is stretched that
+  much beyond the CPU time the thread got (``time.thread_time``: the thread was not running, or a
+  controller blocked), is a *stall* (:attr:`ControlLoopStats.stalls`, :attr:`ControlLoopStats.longest_stall`).
+* **Recovered hardware**: when ``robot_hw.consume_reset_request()`` (if it has one) returns True
+  after ``read``, that cycle's ``update`` gets ``reset_controllers=True`` (every running controller
+  restarts from the measured state, e.g. after a motor fault was reset).
 * **Faults**: an exception from ``read``/``update``/``write`` is logged (throttled, with traceback
   once) and counted in :attr:`ControlLoopStats.errors`; the loop goes on -- per the architecture,
   cyclic-path faults are reported, never allowed to kill the loop.  ``write`` is still called after a
@@ -57,10 +69,18 @@ class ControlLoopStats:
     :ivar mean_exec: mean cycle work (s).
     :ivar last_period: the ``period`` passed to the last cycle (s).
     :ivar last_overrun_time: ROS time of the last overrun (s), 0 if none.
+    :ivar stalls: cycles delayed or stretched by ``STALL_THRESHOLD`` or more while the thread was not
+        running (host stalls, never a hardware problem).
+    :ivar longest_stall: the longest such delay so far (s).
+    :ivar last_stall_time: wall time (``time.time()``) of the last stall, 0 if none.
+    :ivar clamped_cycles: cycles whose measured period exceeded the bound (``max_period``).
+    :ivar delay: total time (s) the controllers' clock fell behind the wall clock because periods
+        were bounded (a trajectory runs this much later than planned).
     """
 
     __slots__ = ("cycles", "overruns", "late_cycles", "errors", "last_exec", "max_exec", "mean_exec",
-                 "last_period", "last_overrun_time")
+                 "last_period", "last_overrun_time", "stalls", "longest_stall", "last_stall_time",
+                 "clamped_cycles", "delay")
 
     def __init__(self) -> None:
         self.cycles = 0
@@ -72,6 +92,11 @@ class ControlLoopStats:
         self.mean_exec = 0.0
         self.last_period = 0.0
         self.last_overrun_time = 0.0
+        self.stalls = 0
+        self.longest_stall = 0.0
+        self.last_stall_time = 0.0
+        self.clamped_cycles = 0
+        self.delay = 0.0
 
     def copy(self) -> "ControlLoopStats":
         out = ControlLoopStats()
@@ -100,23 +125,38 @@ class ControlLoop:
     :param priority: if given, try to run the thread with ``SCHED_FIFO`` at this priority (needs the
         capability; a failure is logged as a warning and the loop runs at normal priority).
     :param monotonic: monotonic clock, injectable for tests.
-    :raises ValueError: ``rate`` is not positive.
+    :param max_period_factor: the ``period`` passed to the three calls is at most this many nominal
+        periods (>= 1; see the module docstring).
+    :param cpu_clock: the thread's CPU-time clock (``time.thread_time``), injectable for tests.
+    :raises ValueError: ``rate`` is not positive, or ``max_period_factor`` < 1.
     """
 
     #: Seconds :meth:`stop` waits for the thread by default.
     JOIN_TIMEOUT = 5.0
+    #: Default bound of the period passed to the controllers, in nominal periods.
+    MAX_PERIOD_FACTOR = 2.0
+    #: A delay this long (s) while the thread was not running is a host stall.
+    STALL_THRESHOLD = 0.020
 
     def __init__(self, robot_hw: Any, controller_manager: Optional[Any], rate: float,
                  now: Callable[[], float], name: str = "control_loop", priority: Optional[int] = None,
-                 monotonic: Callable[[], float] = time.monotonic) -> None:
+                 monotonic: Callable[[], float] = time.monotonic,
+                 max_period_factor: Optional[float] = None,
+                 cpu_clock: Callable[[], float] = time.thread_time) -> None:
         rate = float(rate)
         if not rate > 0.0:
             raise ValueError(f"ControlLoop '{name}': rate must be > 0 Hz, got {rate}")
+        factor = self.MAX_PERIOD_FACTOR if max_period_factor is None else float(max_period_factor)
+        if not factor >= 1.0:
+            raise ValueError(f"ControlLoop '{name}': max_period_factor must be >= 1, got {factor}")
         self.robot_hw = robot_hw
         self.controller_manager = controller_manager
         self.rate = rate
         self.period = 1.0 / rate
+        #: the largest ``period`` passed to read/update/write
+        self.max_period = factor * self.period
         self.name = name
+        self._cpu = cpu_clock
         self.priority = priority
         self._now = now
         self._monotonic = monotonic
@@ -184,19 +224,27 @@ class ControlLoop:
         self._set_priority()
         self._started.set()
         mono = self._monotonic
+        cpu = self._cpu
         period = self.period
+        max_period = self.max_period
+        stall_after = self.STALL_THRESHOLD
         deadline = mono()
         last_start: Optional[float] = None
         while not self._stop.is_set():
             start = mono()
-            dt = period if last_start is None else start - last_start
+            cpu0 = cpu()
+            measured = period if last_start is None else start - last_start
+            lateness = start - deadline  # how late the thread woke up for this cycle
             last_start = start
+            dt = measured if measured <= max_period else max_period
             self.cycle(dt)
             end = mono()
+            exec_time = end - start
+            exec_cpu = cpu() - cpu0
             deadline += period
             missed = end > deadline
-            exec_time = end - start
-            overrun = missed and exec_time > period
+            overrun = missed and exec_cpu > period
+            stall = max(lateness, exec_time - exec_cpu)
             with self._stats_lock:
                 stats = self._stats
                 stats.cycles += 1
@@ -205,16 +253,28 @@ class ControlLoop:
                 if exec_time > stats.max_exec:
                     stats.max_exec = exec_time
                 stats.mean_exec += (exec_time - stats.mean_exec) / stats.cycles
+                if measured > max_period:
+                    stats.clamped_cycles += 1
+                    stats.delay += measured - max_period
+                if stall >= stall_after:
+                    stats.stalls += 1
+                    stats.last_stall_time = time.time()
+                    if stall > stats.longest_stall:
+                        stats.longest_stall = stall
                 if overrun:
                     stats.overruns += 1
                     stats.last_overrun_time = self._safe_now()
                 elif missed:
                     stats.late_cycles += 1
+            if stall >= stall_after and self._throttle.ready("stall"):
+                logger.info("Control loop '%s': this thread was held up for %.1f ms (the host did not run it, "
+                            "or a controller blocked; not a hardware fault; %d so far); the controllers' "
+                            "clock advanced by %.1f ms only", self.name, stall * 1e3, self._stats.stalls, dt * 1e3)
             if missed:
                 if overrun and self._throttle.ready("overrun"):
-                    logger.warning("Control loop '%s' overran: cycle took %.2f ms, period %.2f ms "
-                                   "(%d overruns so far)", self.name, exec_time * 1e3, period * 1e3,
-                                   self._stats.overruns)
+                    logger.warning("Control loop '%s' overran: cycle took %.2f ms (%.2f ms on the CPU), period "
+                                   "%.2f ms (%d overruns so far)", self.name, exec_time * 1e3, exec_cpu * 1e3,
+                                   period * 1e3, self._stats.overruns)
                 elif not overrun and self._throttle.ready("late"):
                     logger.debug("Control loop '%s' woke up %.2f ms late (%d late cycles so far)",
                                  self.name, (end - deadline) * 1e3, self._stats.late_cycles)
@@ -243,6 +303,9 @@ class ControlLoop:
             return
         try:
             self.robot_hw.read(t, period)
+            consume = getattr(self.robot_hw, "consume_reset_request", None)
+            if consume is not None and consume():
+                self._reset = True
         except Exception as err:  # noqa: BLE001 - reported, never kills the loop
             self._error("read", err)
         cm = self.controller_manager

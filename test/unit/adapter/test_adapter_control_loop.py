@@ -12,9 +12,10 @@ from rospy_control.adapter.control_loop import ControlLoop
 class Recorder:
     """RobotHW + controller manager double recording (what, time, period)."""
 
-    def __init__(self, update_sleep: float = 0.0, raise_in: str = "") -> None:
+    def __init__(self, update_sleep: float = 0.0, raise_in: str = "", update_spin: float = 0.0) -> None:
         self.calls = []
         self.update_sleep = update_sleep
+        self.update_spin = update_spin
         self.raise_in = raise_in
         self.lock = threading.Lock()
 
@@ -34,6 +35,10 @@ class Recorder:
         self._record("update" if not reset else "update_reset", time_, period)
         if self.update_sleep:
             time.sleep(self.update_sleep)
+        if self.update_spin:  # CPU work: our code too slow for the rate
+            end = time.thread_time() + self.update_spin
+            while time.thread_time() < end:
+                pass
 
     def names(self):
         with self.lock:
@@ -73,7 +78,7 @@ def test_thread_runs_cycles_with_measured_periods():
 
 
 def test_overruns_are_counted_and_missed_cycles_skipped():
-    rec = Recorder(update_sleep=0.025)
+    rec = Recorder(update_spin=0.025)
     loop = ControlLoop(rec, rec, rate=100.0, now=lambda: 7.0)
     run_for(loop, 0.5)
     stats = loop.stats()
@@ -81,6 +86,19 @@ def test_overruns_are_counted_and_missed_cycles_skipped():
     assert stats.cycles <= 21, "missed cycles are skipped, not run in a burst"
     assert stats.max_exec >= 0.025
     assert stats.last_overrun_time == 7.0
+
+
+def test_a_blocked_update_is_late_not_an_overrun_and_gets_a_bounded_period():
+    rec = Recorder(update_sleep=0.025)
+    loop = ControlLoop(rec, rec, rate=100.0, now=lambda: 7.0)
+    run_for(loop, 0.5)
+    stats = loop.stats()
+    assert stats.overruns == 0
+    assert stats.late_cycles >= 1 and stats.stalls >= 1
+    assert stats.cycles <= 21, "missed cycles are skipped, not run in a burst"
+    periods = [c[2] for c in rec.calls if c[0] == "update"]
+    assert max(periods) <= loop.max_period + 1e-12
+    assert stats.delay > 0.0
 
 
 def test_a_raising_update_is_counted_and_write_still_runs():
@@ -143,13 +161,17 @@ class SimulatedClockLoop(ControlLoop):
         self.starts = []
         self.work = work  # cycle index -> seconds the cycle's work takes
         self.cycles_wanted = cycles
+        self.cpu = 0.0  # CPU time the thread got: only the cycles' work (a stall adds wall time only)
+        kwargs.setdefault("cpu_clock", lambda: self.cpu)
         super().__init__(self, None, monotonic=lambda: self.clock, now=lambda: self.clock, **kwargs)
 
     def read(self, time_, period):
         self.starts.append((self.clock, period))
 
     def write(self, time_, period):
-        self.clock += self.work(len(self.starts) - 1)
+        work = self.work(len(self.starts) - 1)
+        self.clock += work
+        self.cpu += work
         if len(self.starts) >= self.cycles_wanted:
             self._stop.set()
 
@@ -203,3 +225,81 @@ def test_a_late_wake_up_is_a_late_cycle_not_an_overrun(caplog):
     starts = [s for s, _ in loop.starts]
     assert starts[3] == pytest.approx(100.045, abs=1e-9)   # woke 15 ms late
     assert starts[4] == pytest.approx(100.047, abs=1e-9)   # deadline 100.04 missed: runs at once
+
+
+def test_a_host_stall_delays_the_controllers_clock_instead_of_leaping_it(caplog):
+    # The process is not scheduled for 250 ms before cycle 3 (roscore starting next to it): the
+    # controllers get at most 2 nominal periods, the 230 ms lost are reported as delay, and the stall
+    # is a host stall (logged at info), neither an overrun nor a hardware problem.
+    loop = LateWakeLoop(late_at=3, late_by=0.250, work=lambda i: 0.001, cycles=8, rate=100.0)
+    with caplog.at_level("INFO"):
+        loop._run()
+    periods = [p for _, p in loop.starts]
+    assert max(periods) == pytest.approx(0.02, abs=1e-9)
+    assert periods[3] == pytest.approx(0.02, abs=1e-9)
+    stats = loop.stats()
+    assert stats.clamped_cycles == 1
+    assert stats.delay == pytest.approx(0.26 - 0.02, abs=1e-9)
+    assert stats.stalls == 1
+    assert stats.longest_stall == pytest.approx(0.25, abs=1e-9)
+    assert stats.last_stall_time > 0.0
+    assert stats.overruns == 0
+    assert "host stall" in caplog.text
+    assert "overran" not in caplog.text
+
+
+def test_jitter_below_the_bound_passes_the_measured_period():
+    loop = LateWakeLoop(late_at=3, late_by=0.004, work=lambda i: 0.001, cycles=6, rate=100.0)
+    loop._run()
+    periods = [p for _, p in loop.starts]
+    assert periods[3] == pytest.approx(0.014, abs=1e-9)
+    stats = loop.stats()
+    assert stats.clamped_cycles == 0 and stats.delay == 0.0 and stats.stalls == 0
+
+
+class StretchedWorkLoop(SimulatedClockLoop):
+    """Cycle ``at`` is descheduled for ``stall`` s in the middle of its work (wall time, no CPU)."""
+
+    def __init__(self, at, stall, **kwargs):
+        self.at, self.stall = at, stall
+        super().__init__(**kwargs)
+
+    def read(self, time_, period):
+        super().read(time_, period)
+        if len(self.starts) - 1 == self.at:
+            self.clock += self.stall
+
+
+def test_a_cycle_descheduled_mid_work_is_a_stall_not_an_overrun(caplog):
+    loop = StretchedWorkLoop(at=2, stall=0.120, work=lambda i: 0.001, cycles=6, rate=100.0)
+    with caplog.at_level("WARNING"):
+        loop._run()
+    stats = loop.stats()
+    assert stats.overruns == 0
+    assert stats.late_cycles == 1
+    assert stats.stalls == 1
+    assert stats.longest_stall == pytest.approx(0.120, abs=1e-9)
+    assert "overran" not in caplog.text
+    assert max(p for _, p in loop.starts) <= loop.max_period + 1e-12
+
+
+def test_max_period_factor_is_validated():
+    with pytest.raises(ValueError, match="max_period_factor"):
+        ControlLoop(Recorder(), None, rate=100.0, now=lambda: 0.0, max_period_factor=0.5)
+
+
+class RecoveringHW(Recorder):
+    def __init__(self):
+        super().__init__()
+        self.requests = [False, True, False]
+
+    def consume_reset_request(self):
+        return self.requests.pop(0) if self.requests else False
+
+
+def test_a_recovered_robot_hw_restarts_the_controllers_once():
+    hw = RecoveringHW()
+    loop = ControlLoop(hw, hw, rate=100.0, now=lambda: 1.0)
+    for _ in range(3):
+        loop.cycle(0.01)
+    assert [n for n in hw.names() if n.startswith("update")] == ["update", "update_reset", "update"]
