@@ -9,6 +9,9 @@ Shared by the JointTrajectoryController and the standalone FollowJointTrajectory
 * :mod:`.message` -- :func:`init_joint_trajectory` (JointTrajectory-shaped input, validation,
   dropping past points, replacement merge with a bridge segment, partial goals, wraparound);
 * :mod:`.tolerances` -- parameter parsing, goal overrides, checks;
+* :mod:`.limits` -- :class:`TrajectoryLimits`: what a point may ask of a joint (position limits,
+  multiples of the velocity/acceleration limits, absolute bounds) and which states a hold may
+  start from;
 * :mod:`.codes` -- FollowJointTrajectoryResult codes;
 * :mod:`.executor` -- :class:`TrajectoryExecutor`, the controller's core (time base, accept,
   cancel, hold, update, tolerance checking, goal events, feedback, query_state).
@@ -25,6 +28,7 @@ from rospy_control.trajectory.executor import (
     ABORTED, DEFAULT_GOAL_TIMEOUT_MARGIN, PREEMPTED, SUCCEEDED, FeedbackSnapshot, GoalEvent, QueryStateResult,
     TrajectoryExecutor,
 )
+from rospy_control.trajectory.limits import TrajectoryLimits
 from rospy_control.trajectory.message import (
     InitResult, TrajectoryRejected, init_joint_trajectory, map_joints, to_sec, wraparound_offset,
 )
@@ -41,7 +45,7 @@ __all__ = [
     "INVALID_JOINTS", "LINEAR", "OLD_HEADER_TIMESTAMP", "PATH_TOLERANCE_VIOLATED", "PREEMPTED", "QUINTIC",
     "SUCCEEDED", "SUCCESSFUL", "FeedbackSnapshot", "GoalEvent", "InitResult", "JointPieces", "PointState",
     "QueryStateResult", "SplineSegment", "StateTolerances", "Tolerances", "Trajectory", "TrajectoryError",
-    "TrajectoryExecutor", "TrajectoryRejected", "check_state_tolerance", "code_name", "init_joint_trajectory",
-    "map_joints", "shortest_angular_distance", "spline_coefficients", "to_sec", "tolerances_from_params",
-    "wraparound_offset",
+    "TrajectoryExecutor", "TrajectoryLimits", "TrajectoryRejected", "check_state_tolerance", "code_name",
+    "init_joint_trajectory", "map_joints", "shortest_angular_distance", "spline_coefficients", "to_sec",
+    "tolerances_from_params", "wraparound_offset",
 ]

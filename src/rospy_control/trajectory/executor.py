@@ -30,6 +30,14 @@ default:
   ``end + goal_time`` of its joints, whatever the reason, so a goal can never stay active forever.
 * NaN/inf anywhere in the executed points are refused with INVALID_GOAL; duplicated joint names
   with INVALID_JOINTS.
+* limits (:class:`~rospy_control.trajectory.limits.TrajectoryLimits`, given by the controller from
+  the URDF and ``joint_limits``; absolute bounds only when none are given): executed points outside
+  a joint's position limits, or with a velocity/acceleration far beyond its limits, are refused
+  with INVALID_GOAL naming the point, joint, value and bound; see that module for the factors.
+* a hold, stop ramp or bridge never starts from a desired state that is not finite or that the
+  limits would refuse: such joints start from their measured position at rest.  Building a hold
+  cannot fail, so a cancel or preemption is always answered at once.
+* points with more values than joints are accepted (the extra values are ignored, as upstream).
 * one clear warning per dropped-point situation instead of upstream's "Dropping ..." messages.
 
 Threading and lock order
@@ -49,6 +57,7 @@ go through a ``collections.deque`` (atomic append/popleft) drained by ``poll_eve
 """
 from __future__ import annotations
 
+import logging
 import threading
 from collections import deque
 from typing import Any, Deque, Iterable, List, NamedTuple, Optional, Sequence, Tuple
@@ -60,6 +69,7 @@ from rospy_control.log import Throttle, get_logger
 from rospy_control.trajectory.codes import (
     GOAL_TOLERANCE_VIOLATED, INVALID_GOAL, PATH_TOLERANCE_VIOLATED, SUCCESSFUL, code_name,
 )
+from rospy_control.trajectory.limits import TrajectoryLimits
 from rospy_control.trajectory.message import TrajectoryRejected, init_joint_trajectory, map_joints
 from rospy_control.trajectory.segment import TrajectoryError
 from rospy_control.trajectory.tolerances import (
@@ -167,13 +177,16 @@ class TrajectoryExecutor:
     :param allow_partial_joints_goal: accept goals and commands for a subset of the joints.
     :param hold_on_abort: stop the robot when a goal is aborted (upstream: False).
     :param goal_timeout_margin: watchdog margin (s) after ``end + goal_time``; None disables it.
+    :param limits: bounds of accepted points and of usable hold start states (default: only the
+        absolute bounds of :mod:`~rospy_control.trajectory.limits`).
     :raises ConfigError: invalid joint list or parameters.
     """
 
     def __init__(self, joint_names: Sequence[str], continuous: Optional[Sequence[bool]] = None,
                  tolerances: Optional[Tolerances] = None, stop_trajectory_duration: float = 0.0,
                  allow_partial_joints_goal: bool = False, hold_on_abort: bool = True,
-                 goal_timeout_margin: Optional[float] = DEFAULT_GOAL_TIMEOUT_MARGIN) -> None:
+                 goal_timeout_margin: Optional[float] = DEFAULT_GOAL_TIMEOUT_MARGIN,
+                 limits: Optional[TrajectoryLimits] = None) -> None:
         names = [str(n) for n in joint_names]
         if not names:
             raise ConfigError("'joints' must be a non-empty list of joint names")
@@ -199,6 +212,11 @@ class TrajectoryExecutor:
         if goal_timeout_margin is not None and not goal_timeout_margin >= 0.0:
             raise ConfigError(f"'goal_timeout_margin' must be >= 0, got {goal_timeout_margin!r}")
         self._timeout_margin = goal_timeout_margin
+        if limits is None:
+            limits = TrajectoryLimits.unlimited(names)
+        if limits.joint_names != names:
+            raise ConfigError(f"limits are for joints {limits.joint_names}, expected {names}")
+        self._limits = limits
 
         self._cmd_lock = threading.Lock()
         self._state_lock = threading.Lock()
@@ -211,10 +229,12 @@ class TrajectoryExecutor:
         self._power = np.ones(6)
         self._zeros = np.zeros(n)
         self._reject_throttle = Throttle(1.0)
+        self._hold_throttle = Throttle(5.0)
 
     @classmethod
     def from_params(cls, joint_names: Sequence[str], params: Any, continuous: Optional[Sequence[bool]] = None,
-                    source: Optional[str] = None) -> "TrajectoryExecutor":
+                    source: Optional[str] = None,
+                    limits: Optional[TrajectoryLimits] = None) -> "TrajectoryExecutor":
         """Executor configured from the controller namespace.
 
         Reads ``constraints/...`` (see :mod:`~rospy_control.trajectory.tolerances`),
@@ -222,6 +242,8 @@ class TrajectoryExecutor:
         ``hold_on_abort`` (True) and ``goal_timeout_margin`` (1.0 s; negative disables).
 
         :param params: dict (flat or nested) or object with ``get_param(key, default)``.
+        :param limits: see the class (not a parameter of the namespace: the controller reads them
+            from the URDF and ``joint_limits``).
         """
         tol = tolerances_from_params(params, joint_names, source)
         stop = number_param(params, "stop_trajectory_duration", 0.0, source)
@@ -234,7 +256,7 @@ class TrajectoryExecutor:
                 raise ConfigError(f"parameter '{key}' must be a boolean, got {value!r}", source)
             flags[key] = bool(value)
         return cls(joint_names, continuous, tol, stop, flags["allow_partial_joints_goal"],
-                   flags["hold_on_abort"], margin)
+                   flags["hold_on_abort"], margin, limits)
 
     # ------------------------------------------------------------------------------ properties
     @property
@@ -251,6 +273,11 @@ class TrajectoryExecutor:
     def uptime(self) -> float:
         """Internal time (s): 0 at :meth:`start`, plus ``period`` at every :meth:`update`."""
         return self._uptime
+
+    @property
+    def limits(self) -> TrajectoryLimits:
+        """Bounds of accepted points (and of usable hold start states)."""
+        return self._limits
 
     @property
     def default_tolerances(self) -> Tolerances:
@@ -285,11 +312,15 @@ class TrajectoryExecutor:
               velocities: Optional[Sequence[float]] = None) -> None:
         """Controller ``starting()``: uptime := 0, hold the measured state (loop thread).
 
-        With a stop ramp configured the robot decelerates from the measured velocity.
+        With a stop ramp configured the robot decelerates from the measured velocity (a joint whose
+        measured state the limits would refuse as a point starts at rest instead).
         An active goal (restart) is preempted.
+
+        :raises TrajectoryError: a measured position is not finite (nothing safe to hold).
         """
         pos = self._measured(positions, "positions")
         vel = self._zeros.copy() if velocities is None else self._measured(velocities, "velocities")
+        vel = np.where(self._limits.usable(pos, vel), vel, 0.0)
         traj = Trajectory.stop_ramp(0.0, pos, vel, self._stop_duration)
         plan = _Plan(traj, Tolerances.none(self._n), None, self._timeout_margin)
         with self._state_lock:
@@ -425,9 +456,14 @@ class TrajectoryExecutor:
                     new_plan = self._build(trajectory, goal_key, path_tolerance, goal_tolerance,
                                            goal_time_tolerance, plan)
                 except TrajectoryRejected as err:
-                    if self._reject_throttle.ready(err.code):
-                        logger.warning("Rejected trajectory %s (%s): %s", "goal" if goal_key is not None else
-                                       "command", code_name(err.code), err.message)
+                    # A goal's client gets the result; a topic command's sender learns only from the
+                    # log, so that is an error.  Throttled: a client may repeat a bad message fast.
+                    is_goal = goal_key is not None
+                    if self._reject_throttle.ready((is_goal, err.code)):
+                        what = "goal" if is_goal else ("command (nothing executed, the controller keeps its "
+                                                       "trajectory)")
+                        logger.log(logging.WARNING if is_goal else logging.ERROR,
+                                   "Rejected trajectory %s (%s): %s", what, code_name(err.code), err.message)
                     return err.code, err.message
                 except TrajectoryError as err:  # pragma: no cover - defensive: a bug, not the client's fault
                     logger.error("Could not build trajectory: %s", err)
@@ -459,8 +495,10 @@ class TrajectoryExecutor:
         if not (getattr(msg, "points", None) or ()):
             return self._hold_plan(plan, goal)
         t, period, uptime = self._time_data
+        latest = self._latest
         result = init_joint_trajectory(msg, self._names, t + period, uptime + period, plan.trajectory,
-                                       self._continuous, self._allow_partial)
+                                       self._continuous, self._allow_partial, self._limits,
+                                       None if latest is None else latest[3])
         if is_goal:
             new_tol = self._default_tolerances.with_goal(self._names, path_tolerance, goal_tolerance,
                                                          goal_time_tolerance)
@@ -478,11 +516,31 @@ class TrajectoryExecutor:
 
     def _hold_plan_from(self, uptime: float, measured: np.ndarray, desired_pos: np.ndarray,
                         desired_vel: np.ndarray, goal: Optional[_Goal]) -> _Plan:
+        """Hold (stop duration 0: at the measured position) or stop ramp (from the desired state).
+
+        Joints whose desired state is not usable (not finite, or refused by the limits) start
+        from their measured position at rest, whatever the stop duration.  Never raises.
+        """
         if self._stop_duration > 0.0:
-            traj = Trajectory.stop_ramp(uptime, desired_pos, desired_vel, self._stop_duration)
-        else:
-            traj = Trajectory.hold(uptime, measured)
-        return _Plan(traj, Tolerances.none(self._n), goal, self._timeout_margin)
+            pos, vel, usable = self._limits.start_state(desired_pos, desired_vel, measured)
+            if not usable.all() and self._hold_throttle.ready():
+                bad = [self._names[j] for j in np.flatnonzero(~usable)]
+                logger.warning("Desired state of %s is not usable (not finite or outside the limits): "
+                               "stopping at the measured position instead", bad)
+        else:  # upstream: hold the measured position (the desired one only if there is no measurement)
+            fallback, _, _ = self._limits.start_state(desired_pos, self._zeros, None)
+            meas = np.asarray(measured, dtype=float)
+            pos, vel = np.where(np.isfinite(meas), meas, fallback), self._zeros
+        return _Plan(self._hold_trajectory(uptime, pos, vel), Tolerances.none(self._n), goal,
+                     self._timeout_margin)
+
+    def _hold_trajectory(self, uptime: float, pos: np.ndarray, vel: np.ndarray) -> Trajectory:
+        """Stop ramp (or hold) from a sanitised state; falls back to a plain hold, never raises."""
+        try:
+            return Trajectory.stop_ramp(uptime, pos, vel, self._stop_duration)
+        except TrajectoryError as err:  # pragma: no cover - defensive: inputs are finite and bounded
+            logger.error("Could not build the stop ramp (%s): holding the position", err)
+            return Trajectory.hold(uptime, pos)
 
     def _preempt_locked(self, plan: Optional[_Plan], reason: str, time: float) -> None:
         """With ``_state_lock`` held: preempt ``plan``'s goal if still active."""

@@ -7,20 +7,28 @@ float) and optionally ``header.stamp`` (genpy Time or float; 0 or missing means 
 
 :func:`init_joint_trajectory` follows ros_controllers' ``initJointTrajectory``:
 
-1. times must be finite and strictly increasing (INVALID_GOAL);
+1. times must be finite, within +-:data:`~rospy_control.trajectory.limits.MAX_TIME` and strictly
+   increasing, and the stamp within ``MAX_TIME`` of now (INVALID_GOAL);
 2. joint names are mapped onto the controller's joints (any order; a subset only if partial goals
    are allowed; unknown or duplicated names are refused with INVALID_JOINTS);
 3. points at or before "now" are dropped; if none remains the message is refused with
    INVALID_GOAL ("Dropping all N trajectory point(s) ...", never OLD_HEADER_TIMESTAMP, as the ROS 1
    JTC).  Dropping only a first point with ``time_from_start == 0`` in a message stamped 0 (what
    MoveIt sends) is silent; any other drop is **one** throttled warning;
-4. the remaining points must have one position per joint, and velocities/accelerations empty or
-   one per joint, all finite (INVALID_GOAL naming the point and joint) -- dropped points are not
-   validated, as upstream;
+4. the remaining points must have at least one position per joint, and velocities/accelerations
+   empty or as many as the point's positions, as upstream.  A point with **more** values than
+   joints is accepted: the first ``len(joint_names)`` values are used and the rest ignored, as
+   upstream (its partial-trajectory tests send such points), with one throttled warning.  The used
+   values must be finite and respect the joints' :class:`~rospy_control.trajectory.limits.TrajectoryLimits`
+   (position limits, a multiple of the velocity/acceleration limits, absolute bounds): INVALID_GOAL
+   naming the point, the joint, the value and the bound.  Dropped points are not validated, as
+   upstream;
 5. the result, per joint in the message: the current trajectory's segments from the one active
    "now" up to the one active at ``T0 = max(message start, now)``, a **bridge** segment from the
    current trajectory's state at ``T0`` (position, velocity, acceleration) to the first remaining
-   point, then one segment per consecutive pair of remaining points.  Joints absent from a partial
+   point, then one segment per consecutive pair of remaining points.  A joint whose current state
+   is not usable (not finite, or one the limits would refuse as a point) bridges from its measured
+   position at rest instead, so no goal inherits a broken state.  Joints absent from a partial
    message keep their current segments.  Segment type is the lowest common specification of both
    ends (linear/cubic/quintic), so a bridge to a positions-only point is linear, as upstream.
 6. continuous joints: one offset (a multiple of 2 pi) is added to every point of the joint so that
@@ -39,12 +47,14 @@ import numpy as np
 
 from rospy_control.log import Throttle, get_logger
 from rospy_control.trajectory.codes import INVALID_GOAL, INVALID_JOINTS
+from rospy_control.trajectory.limits import MAX_TIME, TrajectoryLimits
 from rospy_control.trajectory.segment import CUBIC, LINEAR, QUINTIC, TrajectoryError, spline_coefficients
 from rospy_control.trajectory.tolerances import shortest_angular_distance
 from rospy_control.trajectory.trajectory import JointPieces, Trajectory
 
 logger = get_logger(__name__)
 _drop_throttle = Throttle(2.0)
+_extra_values_throttle = Throttle(10.0)
 
 
 class TrajectoryRejected(TrajectoryError):
@@ -119,7 +129,8 @@ def map_joints(msg_joint_names: Sequence[str], joint_names: Sequence[str], allow
 def point_times(points: Sequence[Any]) -> np.ndarray:
     """``time_from_start`` of every point (s).
 
-    :raises TrajectoryRejected: INVALID_GOAL for a non-finite time or times not strictly increasing.
+    :raises TrajectoryRejected: INVALID_GOAL for a non-finite or absurd (beyond +-``MAX_TIME``) time,
+        or times not strictly increasing.
     """
     times = np.array([to_sec(getattr(p, "time_from_start", 0.0)) for p in points], dtype=float)
     bad = np.flatnonzero(~np.isfinite(times))
@@ -127,6 +138,11 @@ def point_times(points: Sequence[Any]) -> np.ndarray:
         i = int(bad[0])
         raise TrajectoryRejected(INVALID_GOAL,
                                  f"Trajectory point {i} has a non-finite time_from_start ({times[i]})")
+    bad = np.flatnonzero(np.abs(times) > MAX_TIME)
+    if bad.size:
+        i = int(bad[0])
+        raise TrajectoryRejected(INVALID_GOAL, f"Trajectory point {i} has a time_from_start of {times[i]!r} "
+                                 f"s, beyond +-{MAX_TIME:g} s")
     if times.size > 1:
         steps = np.flatnonzero(np.diff(times) <= 0.0)
         if steps.size:
@@ -144,7 +160,11 @@ def _field(point: Any, name: str) -> List[float]:
 
 
 def _point_arrays(points: Sequence[Any], first: int, msg_joint_names: Sequence[str]):
-    """Positions (m, k), velocities/accelerations (m, k, zero where absent) and presence masks."""
+    """Positions (m, k), velocities/accelerations (m, k, zero where absent) and presence masks.
+
+    Sizes follow upstream: positions at least one per joint (extra values ignored),
+    velocities/accelerations empty or as many as the point's positions.
+    """
     k = len(msg_joint_names)
     m = len(points) - first
     pos = np.zeros((m, k))
@@ -152,21 +172,28 @@ def _point_arrays(points: Sequence[Any], first: int, msg_joint_names: Sequence[s
     acc = np.zeros((m, k))
     has_v = np.zeros(m, dtype=bool)
     has_a = np.zeros(m, dtype=bool)
+    longer = None
     for row, i in enumerate(range(first, len(points))):
         point = points[i]
         p = _field(point, "positions")
         if not p:
             raise TrajectoryRejected(INVALID_GOAL, f"Trajectory point {i} has no positions")
+        if len(p) < k:
+            raise TrajectoryRejected(
+                INVALID_GOAL, f"Trajectory point {i} has {len(p)} position value(s) for {k} joint(s) "
+                f"{list(msg_joint_names)}")
+        if len(p) > k and longer is None:
+            longer = (i, len(p))
         for label, values, out in (("position", p, pos), ("velocity", _field(point, "velocities"), vel),
                                    ("acceleration", _field(point, "accelerations"), acc)):
             if label != "position" and not values:
                 continue
-            if len(values) != k:
+            if len(values) != len(p):
                 raise TrajectoryRejected(
-                    INVALID_GOAL, f"Trajectory point {i} has {len(values)} {label} value(s) for {k} joint(s) "
-                    f"{list(msg_joint_names)}")
+                    INVALID_GOAL, f"Trajectory point {i} has {len(values)} {label} value(s) for {len(p)} "
+                    f"position value(s) (joints {list(msg_joint_names)})")
             try:
-                out[row] = values
+                out[row] = values[:k]
             except (TypeError, ValueError):
                 raise TrajectoryRejected(INVALID_GOAL, f"Trajectory point {i} has non-numeric {label} values "
                                          f"{values!r}") from None
@@ -180,7 +207,24 @@ def _point_arrays(points: Sequence[Any], first: int, msg_joint_names: Sequence[s
                 has_v[row] = True
             elif label == "acceleration":
                 has_a[row] = True
+    if longer is not None and _extra_values_throttle.ready(tuple(msg_joint_names)):
+        logger.warning("Trajectory point %d has %d value(s) per field for %d joint(s) %s: using the first %d "
+                       "and ignoring the rest (as upstream)", longer[0], longer[1], k, list(msg_joint_names),
+                       k)
     return pos, vel, acc, has_v, has_a
+
+
+def _check_limits(limits: Optional[TrajectoryLimits], mapping: np.ndarray, first: int, pos: np.ndarray,
+                  vel: np.ndarray, acc: np.ndarray, has_v: np.ndarray, has_a: np.ndarray) -> None:
+    """:raises TrajectoryRejected: INVALID_GOAL when a used value breaks ``limits``."""
+    if limits is None:
+        return
+    rows = np.arange(pos.shape[0])
+    for kind, values, present in (("position", pos, rows), ("velocity", vel[has_v], np.flatnonzero(has_v)),
+                                  ("acceleration", acc[has_a], np.flatnonzero(has_a))):
+        problem = limits.violation(kind, values, mapping, first + present)
+        if problem is not None:
+            raise TrajectoryRejected(INVALID_GOAL, problem)
 
 
 def _segment_coefficients(times, pos, vel, acc, has_v, has_a) -> np.ndarray:
@@ -225,7 +269,8 @@ class InitResult:
 
 def init_joint_trajectory(msg: Any, joint_names: Sequence[str], now: float, uptime: Optional[float] = None,
                           current: Optional[Trajectory] = None, continuous: Optional[Sequence[bool]] = None,
-                          allow_partial_joints_goal: bool = False) -> InitResult:
+                          allow_partial_joints_goal: bool = False, limits: Optional[TrajectoryLimits] = None,
+                          measured: Optional[Sequence[float]] = None) -> InitResult:
     """Build the trajectory to execute from ``msg`` (see the module docstring for the rules).
 
     :param msg: JointTrajectory-shaped object with at least one point.
@@ -236,6 +281,10 @@ def init_joint_trajectory(msg: Any, joint_names: Sequence[str], now: float, upti
     :param current: the trajectory being executed (None: the message alone, no bridge).
     :param continuous: per controller joint, True for continuous (wrapping) joints.
     :param allow_partial_joints_goal: accept a subset of the joints (needs ``current``).
+    :param limits: bounds of the executed points (None: only finiteness is checked).  They also
+        decide whether ``current``'s state can start the bridge.
+    :param measured: measured positions (controller order): where a joint whose current state is
+        not usable bridges from.
     :raises TrajectoryRejected: with the result code and an error string naming the problem.
     """
     points = list(getattr(msg, "points", None) or ())
@@ -250,6 +299,9 @@ def init_joint_trajectory(msg: Any, joint_names: Sequence[str], now: float, upti
         raise TrajectoryRejected(INVALID_JOINTS, "A partial joint trajectory needs a current trajectory to "
                                  "keep the other joints on")
     stamp = stamp_of(msg)
+    if not (stamp == 0.0 or abs(stamp - float(now)) <= MAX_TIME):
+        raise TrajectoryRejected(INVALID_GOAL, f"The trajectory's header.stamp ({stamp!r} s) is more than "
+                                 f"{MAX_TIME:g} s away from the current time ({float(now)!r} s)")
     o_start = o_now if stamp == 0.0 else o_now + (stamp - float(now))
     abs_times = o_start + times
 
@@ -270,13 +322,21 @@ def init_joint_trajectory(msg: Any, joint_names: Sequence[str], now: float, upti
                            abs_times[first] - o_now)
 
     pos, vel, acc, has_v, has_a = _point_arrays(points, first, msg_names)
+    _check_limits(limits, mapping, first, pos, vel, acc, has_v, has_a)
     t_pts = abs_times[first:]
     t0 = max(o_start, o_now)
 
     offsets = np.zeros(len(mapping))
     bridge_start = None
+    usable = np.ones(n, dtype=bool)
     if current is not None:
         bridge_start = current.sample(t0)
+        if limits is not None:
+            # A broken current state (not finite, or one we would refuse as a point) must not leak
+            # into this trajectory: such joints bridge from the measured position, at rest, now.
+            p0, v0, usable = limits.start_state(bridge_start[0], bridge_start[1], measured)
+            if not usable.all():
+                bridge_start = (p0, v0, np.where(usable, bridge_start[2], 0.0))
         if continuous is not None:
             wrap = np.asarray(continuous, dtype=bool)[mapping]
             if wrap.any():
@@ -295,14 +355,17 @@ def init_joint_trajectory(msg: Any, joint_names: Sequence[str], now: float, upti
             cur = current.joints[j]
             lo = max(cur.find(o_now), 0)
             hi = cur.find(t0)
-            if hi >= lo:
+            t_bridge = t0
+            if not usable[j]:
+                t_bridge = o_now  # do not keep executing a broken trajectory until t0
+            elif hi >= lo:
                 starts.insert(0, cur.starts[lo:hi + 1])
                 ends.insert(0, cur.ends[lo:hi + 1])
                 coefs.insert(0, cur.coefficients[lo:hi + 1])
             order = QUINTIC if (has_v[0] and has_a[0]) else (CUBIC if has_v[0] else LINEAR)
-            bridge = spline_coefficients(order, t_pts[0] - t0, bridge_start[0][j], pos[0, c],
+            bridge = spline_coefficients(order, t_pts[0] - t_bridge, bridge_start[0][j], pos[0, c],
                                          bridge_start[1][j], vel[0, c], bridge_start[2][j], acc[0, c])
-            starts.insert(len(starts) - 1, np.array([t0]))
+            starts.insert(len(starts) - 1, np.array([t_bridge]))
             ends.insert(len(ends) - 1, np.array([t_pts[0]]))
             coefs.insert(len(coefs) - 1, bridge.reshape(1, 6))
         elif len(t_pts) == 1:
@@ -316,5 +379,8 @@ def init_joint_trajectory(msg: Any, joint_names: Sequence[str], now: float, upti
         if pieces[j] is None:
             cur = current.joints[j]  # type: ignore[union-attr]
             pieces[j] = cur.slice(max(cur.find(o_now), 0))
-    trajectory = Trajectory(pieces)  # type: ignore[arg-type]
+    try:
+        trajectory = Trajectory(pieces)  # type: ignore[arg-type]
+    except TrajectoryError as err:  # the last line of defence (see limits.py): e.g. a 1e-300 s segment
+        raise TrajectoryRejected(INVALID_GOAL, f"The trajectory cannot be executed: {err}") from None
     return InitResult(trajectory, in_msg, o_start, first, float(t_pts[-1]))

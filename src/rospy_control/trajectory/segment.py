@@ -109,7 +109,15 @@ def spline_coefficients(order: int, duration, p0, p1, v0=None, v1=None, a0=None,
     Vectorised: ``duration`` and the states broadcast against each other (e.g. shape ``(m, n)`` for
     ``m`` segments of ``n`` joints).  Where ``duration == 0`` the segment degenerates to its start
     state as upstream.  ``v0``/``v1`` are needed for cubic, and ``a0``/``a1`` too for quintic.
+
+    Values too large for a duration (e.g. a change over 1e-300 s) give non-finite coefficients
+    silently; :class:`~rospy_control.trajectory.trajectory.Trajectory` refuses those.
     """
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        return _spline_coefficients(order, duration, p0, p1, v0, v1, a0, a1)
+
+
+def _spline_coefficients(order: int, duration, p0, p1, v0, v1, a0, a1) -> np.ndarray:
     p0 = np.asarray(p0, dtype=float)
     p1 = np.asarray(p1, dtype=float)
     T = np.asarray(duration, dtype=float)

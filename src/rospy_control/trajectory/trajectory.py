@@ -48,6 +48,8 @@ class JointPieces:
             raise TrajectoryError("A joint trajectory needs at least one segment")
         if self.ends.shape[0] != k or self.coefficients.shape[0] != k:
             raise TrajectoryError("Segment starts, ends and coefficients have different lengths")
+        if not (np.isfinite(self.starts).all() and np.isfinite(self.ends).all()):
+            raise TrajectoryError("Segment times must be finite")
         if np.any(self.ends < self.starts):
             raise TrajectoryError("A segment ends before it starts")
         if k > 1 and np.any(np.diff(self.starts) < 0.0):
@@ -88,7 +90,8 @@ class Trajectory:
     """Multi-joint trajectory (see the module docstring).  Immutable once built.
 
     :param joints: one :class:`JointPieces` per joint, in controller joint order.
-    :raises TrajectoryError: no joints, or a malformed joint.
+    :raises TrajectoryError: no joints, a malformed joint, or coefficients that are not finite (a
+        trajectory that samples to NaN/inf is never built).
     """
 
     __slots__ = ("joints", "n_joints", "knots", "matrices", "in_path", "at_end", "any_path", "any_end",
@@ -173,6 +176,10 @@ class Trajectory:
 
     # -------------------------------------------------------------------------------- compile
     def _compile(self) -> None:
+        with np.errstate(over="ignore", invalid="ignore"):  # non-finite results are refused below
+            self._compile_grid()
+
+    def _compile_grid(self) -> None:
         n = self.n_joints
         knots = np.unique(np.concatenate([np.concatenate((jp.starts, jp.ends)) for jp in self.joints]))
         k = knots.shape[0]
@@ -199,6 +206,11 @@ class Trajectory:
             in_path[1:, j] = inside
             at_end[1:, j] = after & (p_idx == len(jp) - 1)
         mats = np.concatenate((pos, derivative(pos, 1), derivative(pos, 2)), axis=1)  # (k+1, 3n, 6)
+        if not np.isfinite(mats).all():
+            # Sampling would give NaN/inf desired states: refuse (spline arithmetic overflowed, e.g.
+            # a huge change over a vanishingly short segment).
+            raise TrajectoryError("The trajectory's spline coefficients are not finite (values too large "
+                                  "for the segment durations)")
         self.knots: List[float] = knots.tolist()
         self.matrices = np.ascontiguousarray(mats)
         self.in_path = in_path
