@@ -2,6 +2,9 @@
 
 * :func:`urdf_joint_types` -- joint types from ``robot_description`` (searched from ``root_nh`` up,
   as ros_controllers' ``getUrdf``);
+* :func:`trajectory_joint_facts` -- the same types plus the
+  :class:`~rospy_control.trajectory.TrajectoryLimits` of the joints (URDF ``<limit>`` overridden by
+  ``joint_limits/<joint>`` parameters, as ros_control's joint_limits_interface merges them);
 * :class:`DeferredPublisher` -- like :class:`~rospy_control.controller_interface.RealtimePublisher`,
   but the control loop only *requests* a publish: the message is **built** in the publisher thread
   from a callable, so the loop never allocates a message;
@@ -18,13 +21,16 @@ import threading
 from typing import Any, Callable, Dict, Optional, Sequence
 
 from rospy_control.controllers._common import PublishRate
-from rospy_control.exceptions import ConfigError, ControllerError
+from rospy_control.exceptions import ConfigError, ControllerError, JointLimitsError
+from rospy_control.joint_limits import JointLimits, params as limit_params
 from rospy_control.log import Throttle, get_logger
-from rospy_control.urdf import load_robot_description
+from rospy_control.trajectory import TrajectoryLimits
+from rospy_control.urdf import UrdfJoint, load_robot_description
 
 logger = get_logger(__name__)
 
-__all__ = ["urdf_joint_types", "number_param", "DeferredPublisher", "PeriodicWorker", "control_msgs_module"]
+__all__ = ["urdf_joint_types", "trajectory_joint_facts", "number_param", "DeferredPublisher",
+           "PeriodicWorker", "control_msgs_module"]
 
 
 def control_msgs_module(kind: str = "msg") -> Any:
@@ -61,12 +67,70 @@ def urdf_joint_types(root_nh, joint_names: Sequence[str], param: str = "robot_de
     :raises ConfigError: no description, unparsable XML, or a joint missing from it.
     """
     _, joints, where = load_robot_description(root_nh, param)
+    return _joint_types(joints, joint_names, where)
+
+
+def _joint_types(joints: Dict[str, UrdfJoint], joint_names: Sequence[str], where: str) -> Dict[str, str]:
     out: Dict[str, str] = {}
     for name in joint_names:
         if name not in joints:
             raise ConfigError(f"Could not find joint '{name}' in urdf ('{where}')", where)
         out[name] = joints[name].type
     return out
+
+
+def _urdf_limits(joint: UrdfJoint) -> JointLimits:
+    """ros_control's URDF rule: position limits for revolute/prismatic joints with a ``<limit>``."""
+    limits = JointLimits()
+    if not joint.has_limits:
+        return limits
+    if joint.type in ("revolute", "prismatic"):
+        limits.has_position_limits = True
+        limits.min_position, limits.max_position = joint.lower, joint.upper
+    elif joint.type == "continuous":
+        limits.angle_wraparound = True
+    if joint.velocity < float("inf"):
+        limits.has_velocity_limits = True
+        limits.max_velocity = joint.velocity
+    return limits
+
+
+def trajectory_joint_facts(root_nh, joint_names: Sequence[str], param: str = "robot_description"):
+    """``(types, limits)``: URDF type of each joint and the :class:`TrajectoryLimits` of the list.
+
+    Limits start from each joint's URDF ``<limit>`` (position limits of revolute and prismatic
+    joints, velocity limit), then ``joint_limits/<joint>`` (searched from ``root_nh`` up, where the
+    driver reads it for the RobotHW) overrides what it specifies, with the rules of
+    :mod:`rospy_control.joint_limits.params` -- so a trajectory is checked against what the
+    hardware layer enforces.  Acceleration limits can only come from the parameters.
+
+    :raises ConfigError: no URDF, a joint missing from it, malformed or inconsistent ``joint_limits``.
+    """
+    _, joints, where = load_robot_description(root_nh, param)
+    types = _joint_types(joints, joint_names, where)
+    limits_where = root_nh.search_param("joint_limits") if hasattr(root_nh, "search_param") else None
+    tree = root_nh.get_param(limits_where, None) if limits_where is not None else None
+    if tree is not None and not isinstance(tree, dict):
+        raise ConfigError(f"'joint_limits' must be a mapping joint -> limits, got {tree!r}", limits_where)
+    columns: Dict[str, list] = {"lower": [], "upper": [], "velocity": [], "acceleration": []}
+    inf = float("inf")
+    for name in joint_names:
+        limits = _urdf_limits(joints[name])
+        if tree:
+            try:
+                limit_params.get_joint_limits(name, {"joint_limits": tree}, limits)
+            except JointLimitsError as err:
+                raise ConfigError(str(err), limits_where) from err
+        columns["lower"].append(limits.min_position if limits.has_position_limits else -inf)
+        columns["upper"].append(limits.max_position if limits.has_position_limits else inf)
+        columns["velocity"].append(limits.max_velocity if limits.has_velocity_limits else inf)
+        columns["acceleration"].append(limits.max_acceleration if limits.has_acceleration_limits else inf)
+    try:
+        bounds = TrajectoryLimits(joint_names, columns["lower"], columns["upper"], columns["velocity"],
+                                  columns["acceleration"])
+    except ValueError as err:
+        raise ConfigError(f"bad joint limits ({where} and joint_limits): {err}", where) from err
+    return types, bounds
 
 
 class DeferredPublisher:

@@ -23,7 +23,11 @@ Parameters (controller namespace; upstream names and defaults):
 
 * ``joints`` (list, required) -- each must be in the URDF and in the hardware interface;
 * ``robot_description`` -- read from the controller manager's namespace, else ``/robot_description``
-  (required, as upstream); ``continuous`` joints get angle wraparound;
+  (required, as upstream); ``continuous`` joints get angle wraparound; its ``<limit>`` elements
+  bound the accepted points (below);
+* ours: ``joint_limits/<joint>/...`` (ros_control's schema, searched from the controller manager's
+  namespace up -- the same parameters the RobotHW enforces) overrides what it specifies of the
+  URDF limits for that check; ``has_acceleration_limits``/``max_acceleration`` only come from here;
 * ``constraints/goal_time`` (0.0 s), ``constraints/stopped_velocity_tolerance`` (0.01, the goal
   velocity tolerance of every joint), ``constraints/<joint>/trajectory`` (0.0 = path position
   tolerance not enforced), ``constraints/<joint>/goal`` (0.0 = not enforced);
@@ -41,6 +45,31 @@ Beyond upstream (each documented; the default is the safe choice):
 * ``goal_timeout_margin`` (**1.0 s**; negative disables): a goal still active this long after the
   latest ``end + goal_time`` of its joints is aborted with GOAL_TOLERANCE_VIOLATED ("goal timed
   out ...") even when no ``goal_time`` was configured -- a goal can never hang.
+* Joint limits (always on; :mod:`rospy_control.trajectory.limits` has the rules and why): an
+  executed point is rejected with INVALID_GOAL, and an error_string naming the point index, the
+  joint, the value and the bound, when
+
+  - a position lies outside the joint's position limits (URDF ``lower``/``upper``, or
+    ``joint_limits``); continuous joints are exempt, but their raw values must stay within
+    +-1e6 rad;
+  - ``|velocity|`` exceeds **4x** the joint's velocity limit (1e4 without one);
+  - ``|acceleration|`` exceeds **10x** ``joint_limits``' ``max_acceleration`` (1e5 without one);
+  - ``|time_from_start|`` or ``|stamp - now|`` exceeds 1e9 s.
+
+  Upstream accepts anything finite.  Then an absurd goal (an elbow sent to 1e6 rad) aborted, and
+  the hold that followed started from the absurd desired state; every later goal bridged from that
+  state and aborted, or the values overflowed into NaN.  Topic commands get the same checks: a
+  rejected command is logged as an error, nothing is executed, and the controller keeps its
+  trajectory (or keeps holding).  As a second line of defence, a hold, stop ramp or bridge never
+  starts from a desired state that is not finite or that the limits would refuse as a point.  Such
+  joints start from their measured position at rest, so a cancel or preemption is answered at
+  once, and no goal inherits an earlier goal's broken state.  A trajectory whose spline arithmetic
+  would still overflow (e.g. segments of 1e-300 s from float inputs) is rejected, never executed
+  as NaN.
+* Points with more values than ``joint_names`` are accepted.  The first ``len(joint_names)`` values
+  are used and the rest ignored, with a throttled warning; velocities and accelerations, when
+  present, must have as many values as the point's positions.  This is upstream's behaviour (its
+  partial-trajectory tests rely on it).  Points with fewer values are rejected.
 * Always on (no parameter -- there is no unsafe alternative worth offering): NaN/inf in any executed
   point is rejected with INVALID_GOAL naming the point and joint (duplicated joint names with
   INVALID_JOINTS), and past points produce **one** throttled, explicit warning ("Trajectory starts in
@@ -95,7 +124,9 @@ Either reuse a controller over a minimal RobotHW (same code path as under the co
 
 or drive the engine directly and reuse only the ROS API::
 
-    executor = TrajectoryExecutor.from_params(joints, nh, continuous_joints(root_nh, joints), nh.namespace)
+    types, limits = trajectory_joint_facts(root_nh, joints)        # from controllers._jtc_common
+    continuous = [types[j] == "continuous" for j in joints]
+    executor = TrajectoryExecutor.from_params(joints, nh, continuous, nh.namespace, limits)
     api = TrajectoryRosApi(executor, nh)             # command, state, query_state, follow_joint_trajectory
     executor.start(t, positions, velocities); api.on_start(t)
     ... every cycle: p, v, a = executor.update(t, dt, positions, velocities); write p/v/a; api.on_update(t)
@@ -113,7 +144,8 @@ import numpy as np
 from rospy_control.controller_interface import Controller
 from rospy_control.controllers._common import PublishRate, joint_list_param, to_stamp
 from rospy_control.controllers._jtc_common import (
-    DeferredPublisher, PeriodicWorker, control_msgs_module, number_param, urdf_joint_types,
+    DeferredPublisher, PeriodicWorker, control_msgs_module, number_param, trajectory_joint_facts,
+    urdf_joint_types,
 )
 from rospy_control.controllers.pid import Pid
 from rospy_control.exceptions import ConfigError, ControllerError
@@ -316,7 +348,12 @@ class TrajectoryRosApi:
 
     def _on_cancel(self, gh: Any) -> None:
         with self._goal_lock:
-            self.executor.cancel(gh)  # ignored unless gh is the active goal
+            try:
+                self.executor.cancel(gh)  # ignored unless gh is the active goal; building a hold cannot fail
+            except Exception as err:  # noqa: BLE001 - defensive: unanswered, the client stays PREEMPTING
+                logger.exception("Canceling the trajectory goal failed")
+                text = f"canceled (the controller could not switch to holding: {err})"
+                gh.set_canceled(self._result(0, text), text)
             self._relay_events()
 
     def _on_query_state(self, request: Any) -> Any:
@@ -351,11 +388,12 @@ class JointTrajectoryController(Controller):
             raise ConfigError(f"Parameter 'joints' contains duplicated names: {names}",
                               controller_nh.resolve_name("joints"))
         self.joint_names: List[str] = names
-        continuous = continuous_joints(root_nh, names)
+        types, limits = trajectory_joint_facts(root_nh, names)
+        continuous = [types[name] == "continuous" for name in names]
         self.handles = [hw.get_handle(name) for name in names]
         self._data = [h.get_data() for h in self.handles]
         self.executor = TrajectoryExecutor.from_params(names, controller_nh, continuous,
-                                                       source=controller_nh.namespace)
+                                                       source=controller_nh.namespace, limits=limits)
         state_rate = number_param(controller_nh, "state_publish_rate", DEFAULT_STATE_PUBLISH_RATE)
         monitor_rate = number_param(controller_nh, "action_monitor_rate", DEFAULT_ACTION_MONITOR_RATE)
         if monitor_rate <= 0.0:
