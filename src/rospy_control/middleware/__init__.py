@@ -30,7 +30,8 @@ Cyclic path (cheap, non-blocking, callable at 1 kHz from the control thread)::
     snap = mw.snapshot()            # Snapshot: snap[name] -> MotorState / ImuState / ContactState /
                                     # ForceTorqueState / EncoderState (immutable, one cycle per channel)
     s = snap["elbow_motor"]         # s.position, s.velocity, s.effort, s.temperature, s.error_code,
-                                    # s.enabled, s.mode, s.requested_mode, s.fault, s.fault_reason, s.stamp
+                                    # s.enabled, s.mode, s.requested_mode, s.fault, s.fault_reason, s.stamp,
+                                    # s.received, s.fault_time (time.time(), 0.0), s.watchdog
     m = mw.motor("elbow_motor")
     m.set_command(ControlMode.POSITION, 0.3)   # also VELOCITY (rad/s), EFFORT (N·m), NONE (limp)
     m.set_position(p, velocity_ff, effort_ff)
@@ -40,38 +41,61 @@ Cyclic path (cheap, non-blocking, callable at 1 kHz from the control thread)::
                                                # arrived: RobotHW switch ONGOING -> DONE
     mw.set_command(name, mode, value); mw.request_mode(name, mode); mw.mode_confirmed(name, mode)
 
-Faults: a unit without replies for ``fault_timeout`` (or reporting an error flag / over-temperature)
-goes to FAULT (``state.fault``, ``state.fault_reason``); a faulted motor gets one exit-motor-mode frame
-and no commands.  Only ``mw.reset_fault(name=None)`` clears it (motors re-enable in ControlMode.NONE).
-``mw.faults()`` -> ``{name: reason}``.  ``mw.check()`` re-raises errors recorded on channel threads.
+Faults: a unit goes to FAULT when N consecutive requests that went out stayed unanswered
+(N = max(3, ceil(fault_timeout / period))) *and* ``fault_timeout`` elapsed since the first of them --
+cycles in which the host ran the bus thread late (a stall of this process) are not held against it --
+or when it reports an error flag / over-temperature (``state.fault``, ``state.fault_reason``,
+``state.fault_time``); a faulted motor gets one exit-motor-mode frame and no commands.  Faults latch::
 
-Diagnostics: ``mw.statistics()`` -> ``{"channels": {name: {cycles, late_cycles, overruns, frames_sent,
-frames_received, unknown_frames, bad_frames, bus_errors, tx_errors, rx_errors, reply_timeouts: {unit:
-n}, bus_load_estimate, rate, bitrate, ...}}, "faults": {...}, ...}``; ``mw.bus_load()``.
+    mw.reset_faults(names=None, timeout=None) -> {name: reason}   # blocks: probes every unit in FAULT
+    mw.reset_fault(name=None)       # the same request, non-blocking
+    mw.faults()                     # {name: reason} of units in FAULT
+    mw.events(since=0)              # [FaultEvent(seq, wall_time, unit, channel, kind, message)]:
+                                    # fault, reset_requested, recovered, reset_failed, watchdog_hold, ...
 
-Simulation (tests): ``mw.simulator_of("elbow_motor").set_fault("elbow_motor", "silent")`` -- see
-:mod:`.simulation` for the joint model and the fault switches.
+A reset probe re-enables the unit (enter-motor-mode) and succeeds only on a valid reply; meanwhile the
+state keeps ``fault=True``.  Recovered motors start in ControlMode.NONE.  ``mw.check()`` re-raises errors
+recorded on channel threads.
+
+Command watchdog: a motor that got no new command (any ``set_*`` / ``request_mode`` call) for the
+channel's ``command_timeout`` (XML, default 0.05 s, 0 = off) is held by the bus thread
+(``state.watchdog``; ``mw.set_watchdog_mode("position" | "damping" | "none")``,
+``Motor.set_watchdog_mode``); the next command is sent at once.  See :class:`~.units.Motor`.
+
+Diagnostics: ``mw.statistics()`` -> ``{"channels": {name: {cycles, late_cycles, overruns, stalls,
+longest_stall, last_stall_time, excused_cycles, frames_sent, frames_received, unknown_frames, bad_frames,
+bus_errors, tx_errors, rx_errors, reply_timeouts: {unit: n}, watchdog_trips: {unit: n},
+bus_load_estimate, rate, bitrate, ...}}, "faults": {...}, "host": {...}, "watchdog": {...}, ...}``;
+``mw.bus_load()``.
+
+Simulation (tests): ``mw.set_sim_fault("elbow_motor", "silent", on=True)`` (or
+``mw.simulator_of(unit).set_fault(unit, fault)``), ``mw.simulator_command_stats()`` (what each
+simulated motor received: command count, largest position step), ``mw.reset_simulator_command_stats()``
+-- see :mod:`.simulation` for the joint model, the fault switches and the firmware CAN timeout.
 
 Modules
 -------
 ``protocols.mit`` (MIT codec: ``pack_command``, ``unpack_reply``, ...), ``protocols.sensors`` (our
 sensor frames), ``config`` (XML -> plain data), ``units``, ``channel`` (CanChannel + thread),
-``simulation``, ``middleware``, ``hw_check`` (the ``scripts/hw_check`` tool).  New unit types:
-subclass :class:`~.units.CanUnit`, implement ``from_info`` and the channel contract, and either
+``simulation``, ``middleware``, ``timing`` (host-lateness judgement of each cycle), ``events`` (the
+event log), ``hw_check`` (the ``scripts/hw_check`` tool).  New unit types: subclass
+:class:`~.units.CanUnit`, implement ``from_info`` and the channel contract (its docstring), and either
 register it in ``UNIT_TYPES`` or name it ``module:Class`` in the XML.
 """
 from __future__ import annotations
 
 from rospy_control.middleware.channel import CanChannel
+from rospy_control.middleware.events import FaultEvent
 from rospy_control.middleware.middleware import CHANNEL_TYPES, UNIT_TYPES, Middleware, Snapshot
 from rospy_control.middleware.simulation import SimulatedFirmware
 from rospy_control.middleware.units import (
     CanUnit, ContactSensor, ContactState, ControlMode, Encoder, EncoderState, ForceTorqueSensor,
-    ForceTorqueState, HardwareUnit, ImuSensor, ImuState, Motor, MotorState, UnitGroup,
+    WATCHDOG_MODES, ForceTorqueState, HardwareUnit, ImuSensor, ImuState, Motor, MotorState, UnitGroup,
 )
 
 __all__ = [
     "Middleware", "Snapshot", "UNIT_TYPES", "CHANNEL_TYPES", "CanChannel", "SimulatedFirmware",
     "ControlMode", "HardwareUnit", "CanUnit", "UnitGroup", "Motor", "Encoder", "ImuSensor", "ContactSensor",
     "ForceTorqueSensor", "MotorState", "EncoderState", "ImuState", "ContactState", "ForceTorqueState",
+    "FaultEvent", "WATCHDOG_MODES",
 ]

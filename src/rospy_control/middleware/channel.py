@@ -6,11 +6,21 @@ Cycle (``rate`` Hz, absolute deadlines on ``time.perf_counter``)::
     drain frames that arrived since the last cycle (late replies, unsolicited frames)
     send one frame per unit (motor command / enter / zero, sensor poll)      -- pipelined
     receive until every awaited reply arrived or ``reply_window * period`` elapsed
-    per unit: count a missed reply, FAULT after ``fault_timeout`` without replies
+    judge the cycle: did the host run this thread on time? (:class:`~.timing.CycleTiming`)
+    per unit: count a missed reply (on-time cycles only), FAULT after N misses and fault_timeout
     publish the immutable per-unit states of this cycle (a consistent snapshot)
 
-A cycle that starts more than half a period after its scheduled time is *late*; a cycle whose work
-ends after the next cycle's start is an *overrun* (the schedule is then re-anchored, never bursts).
+Host lateness is measured on its own (:mod:`.timing`): a cycle that starts more than
+``max(period / 2, 2 ms)`` after its scheduled time is *late*, one whose collect phase ran more than
+``max(period, 5 ms)`` past its reply window is *stretched*; in either the units are not blamed for
+missing replies.  A cycle held up by 20 ms or more is a *stall*, counted and logged (throttled) as a
+host problem.  A cycle whose work ends after the next cycle's start is an *overrun* (the schedule is
+then re-anchored, never bursts).
+
+The channel knows no device protocol: it talks to units only through the hooks declared on
+:class:`~.units.CanUnit` (``_poll``, ``_on_frame``, ``_end_cycle``, ...), and routes a frame by its
+arbitration id, or, on a reply id several units share (MIT motors on the master id), by the key the
+units' own demultiplexer computes from the payload (:meth:`~.units.CanUnit.shared_reply`).
 
 Errors on the thread (python-can send/receive errors, a bug in a decoder) never kill the thread
 and are never lost: they are counted, logged with throttling, kept, and re-raised in the caller's
@@ -21,16 +31,18 @@ from __future__ import annotations
 import threading
 import time
 from array import array
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional, Tuple
 
 import can
 
 from rospy_control.exceptions import CommunicationError, ConfigError
 from rospy_control.log import TRACE, Throttle, get_logger
 from rospy_control.middleware.config import (
-    AttributeReader, ChannelInfo, positive, to_float, to_int, to_str,
+    AttributeReader, ChannelInfo, non_negative, positive, to_float, to_int, to_str,
 )
-from rospy_control.middleware.units import CanUnit, Motor, frame_bits
+from rospy_control.middleware.events import EventLog
+from rospy_control.middleware.timing import CycleTiming
+from rospy_control.middleware.units import CanUnit, frame_bits
 
 __all__ = ["CanChannel", "VALID_BITRATES", "open_bus"]
 
@@ -72,8 +84,13 @@ class CanChannel:
     :param rate: cycles per second of the read/write thread.
     :param master_id: arbitration id motors answer on (MIT ``CAN_MASTER``, default 0).
     :param reply_window: fraction of the period spent waiting for replies.
-    :param fault_timeout: seconds without any reply before a unit goes to FAULT (units may override).
+    :param fault_timeout: seconds of unanswered requests before a unit goes to FAULT (units may
+        override); see :mod:`.units` for the rule.
     :param max_bus_load: warn at start-up when the estimated load exceeds this fraction.
+    :param command_timeout: seconds without a new command before the command watchdog holds a motor
+        (0 = off).
+    :param clock, sleep: the thread's monotonic clock and sleep (``time.perf_counter``, ``time.sleep``);
+        injectable so that tests can drive :meth:`_cycle` on a simulated clock.
     """
 
     TYPE_NAME = "rospy_control/CanChannel"
@@ -81,14 +98,20 @@ class CanChannel:
     JOIN_TIMEOUT = 2.0
     #: how long shutdown waits for replies to the exit-motor-mode frames (seconds)
     EXIT_REPLY_WAIT = 0.02
+    #: seconds between two host-stall log records of one channel
+    STALL_LOG_PERIOD = 5.0
 
     def __init__(self, name: str, interface: str = "socketcan", channel: str = "can0",
                  bitrate: int = 1000000, rate: float = 500.0, master_id: int = 0, reply_window: float = 0.8,
-                 fault_timeout: float = 0.1, max_bus_load: float = 0.8, where: str = "") -> None:
+                 fault_timeout: float = 0.1, max_bus_load: float = 0.8, where: str = "",
+                 command_timeout: float = 0.05, clock: Optional[Callable[[], float]] = None,
+                 sleep: Optional[Callable[[float], None]] = None) -> None:
         if bitrate not in VALID_BITRATES:
             raise ConfigError(f"channel '{name}': bitrate {bitrate} is not a classic CAN bitrate")
         if not rate > 0:
             raise ConfigError(f"channel '{name}': rate must be > 0")
+        if not command_timeout >= 0:
+            raise ConfigError(f"channel '{name}': command_timeout must be >= 0")
         self.name = name
         self.interface = interface
         self.channel = channel
@@ -99,10 +122,12 @@ class CanChannel:
         self.reply_window = reply_window
         self.fault_timeout = fault_timeout
         self.max_bus_load = max_bus_load
+        self.command_timeout = command_timeout
         self.where = where
         self.units: List[CanUnit] = []
-        self._motors_by_id: Dict[int, CanUnit] = {}
         self._routes: Dict[int, CanUnit] = {}
+        # shared reply id -> (demux, {key: unit})
+        self._shared: Dict[int, Tuple[Callable, Dict[object, CanUnit]]] = {}
         self._ids: Dict[int, str] = {master_id: "master_id"}
         self._bus: Optional[can.BusABC] = None
         self._thread: Optional[threading.Thread] = None
@@ -111,12 +136,17 @@ class CanChannel:
         self._lock = threading.Lock()
         self._errors: List[BaseException] = []
         self._throttle = Throttle(5.0)
+        self._stall_log = Throttle(self.STALL_LOG_PERIOD)
         self._first_cycle = threading.Event()
+        self._clock = clock or time.perf_counter
+        self._sleep = sleep or time.sleep
+        self._next_t = 0.0
+        self.event_log = EventLog()
+        self.timing = CycleTiming(self.period, self.period * reply_window)
         self.states: Dict[str, object] = {}
         self.cycle_stamp = 0.0
         # statistics (written by the thread only)
         self.cycles = 0
-        self.late_cycles = 0
         self.overruns = 0
         self.frames_sent = 0
         self.frames_received = 0
@@ -129,9 +159,16 @@ class CanChannel:
         self._starts = array("d", bytes(8 * _RING))
         self._busy = array("d", bytes(8 * _RING))
 
+    @property
+    def late_cycles(self) -> int:
+        """Cycles that started late (see :mod:`.timing`)."""
+        return self.timing.late_cycles
+
     # -- configuration ------------------------------------------------------------------------------
     @classmethod
-    def from_info(cls, info: ChannelInfo, rate: Optional[float] = None) -> "CanChannel":
+    def from_info(cls, info: ChannelInfo, rate: Optional[float] = None,
+                  command_timeout: Optional[float] = None) -> "CanChannel":
+        """Build from ``<channel>``; ``rate`` / ``command_timeout`` are the ``<hardware>`` defaults."""
         el = info.element
         r = AttributeReader(el, ignore=("name", "type"))
         kw = dict(
@@ -148,29 +185,55 @@ class CanChannel:
             fault_timeout=r.get("fault_timeout", to_float, 0.1, check=positive,
                                 expected="a positive number of seconds"),
             max_bus_load=r.get("max_bus_load", to_float, 0.8, check=positive, expected="a positive fraction"),
+            command_timeout=r.get("command_timeout", to_float,
+                                  command_timeout if command_timeout is not None else 0.05,
+                                  check=non_negative, expected="a number of seconds >= 0 (0 = off)"),
         )
         r.finish()
         return cls(info.name, where=f"{el.source}:{el.line}", **kw)
 
     def add_unit(self, unit: CanUnit) -> None:
-        """Register a unit; its request and reply ids must be unique on this bus."""
+        """Register a unit; its request and reply ids must be unique on this bus (a shared reply id
+        only with the same demultiplexer and a unique key)."""
         ids = list(unit.request_ids()) + list(unit.reply_ids())
         for i in ids:
             if i in self._ids:
                 raise ConfigError(
                     f"unit '{unit.name}' ({unit.where}): CAN id 0x{i:03X} is already used by "
                     f"'{self._ids[i]}' on channel '{self.name}'; ids must be unique per bus")
+        shared = unit.shared_reply(self.master_id)
+        if shared is not None:
+            sid = shared.arbitration_id
+            entry = self._shared.get(sid)
+            if entry is None:
+                if sid in self._ids and not (sid == self.master_id and self._ids[sid] == "master_id"):
+                    raise ConfigError(
+                        f"unit '{unit.name}' ({unit.where}): shared reply id 0x{sid:03X} is already used "
+                        f"by '{self._ids[sid]}' on channel '{self.name}'")
+                entry = self._shared[sid] = (shared.demux, {})
+            elif entry[0] is not shared.demux:
+                raise ConfigError(
+                    f"unit '{unit.name}' ({unit.where}): reply id 0x{sid:03X} on channel '{self.name}' is "
+                    "shared by units of different protocols")
+            other = entry[1].get(shared.key)
+            if other is not None:
+                raise ConfigError(
+                    f"unit '{unit.name}' ({unit.where}): its replies on id 0x{sid:03X} cannot be told "
+                    f"from those of '{other.name}' (same key {shared.key!r}) on channel '{self.name}'")
+            entry[1][shared.key] = unit
+        for i in ids:
             self._ids[i] = unit.name
-        if isinstance(unit, Motor):
-            if unit.can_id > 0xFF:
-                raise ConfigError(f"motor '{unit.name}' ({unit.where}): can_id 0x{unit.can_id:X} does not "
-                                  "fit reply byte 0 (MIT replies carry the id in one byte)")
-            self._motors_by_id[unit.can_id] = unit
         for i in unit.reply_ids():
             self._routes[i] = unit
-        unit.channel_name = self.name
+        unit._attach(self.name, self.event_log)
         self.units.append(unit)
         self.states[unit.name] = unit.state()
+
+    def set_event_log(self, log: EventLog) -> None:
+        """Use ``log`` (shared by the middleware's channels) for this channel's units' events."""
+        self.event_log = log
+        for u in self.units:
+            u._attach(self.name, log)
 
     def bus_load(self) -> float:
         """Estimated bus load (0..1+) at ``rate`` with worst-case bit stuffing (11-bit ids)."""
@@ -186,6 +249,11 @@ class CanChannel:
     @property
     def is_open(self) -> bool:
         return self._bus is not None
+
+    @property
+    def thread(self) -> Optional[threading.Thread]:
+        """The read/write thread while it runs."""
+        return self._thread
 
     def open(self, interface: Optional[str] = None, channel=None) -> None:
         """Open the bus (``interface``/``channel`` override the configured ones, e.g. for simulation).
@@ -207,14 +275,19 @@ class CanChannel:
             raise CommunicationError(f"channel '{self.name}': start() before open()")
         if self._thread is not None:
             return
-        now = time.perf_counter()
-        for u in self.units:
-            u._activate(now, enable, self.fault_timeout)
+        self._prepare(enable)
         self._running = True
         self._first_cycle.clear()
         self._thread = threading.Thread(target=self._run, name=f"rospy_control.channel.{self.name}",
                                         daemon=True)
         self._thread.start()
+
+    def _prepare(self, enable: bool) -> None:
+        """Activate the units and anchor the schedule (start of the thread; tests call it directly)."""
+        now = self._clock()
+        for u in self.units:
+            u._activate(now, enable, self.fault_timeout, self.period, self.command_timeout)
+        self._next_t = now
 
     def wait_first_cycle(self, timeout: float = 1.0) -> bool:
         """Block until the thread has published one cycle (for start-up)."""
@@ -251,8 +324,7 @@ class CanChannel:
                     self.tx_errors += 1
                     logger.warning("channel '%s': could not send exit-motor-mode to '%s': %s",
                                    self.name, u.name, err)
-                if hasattr(u, "_deactivate"):
-                    u._deactivate()
+                u._deactivate()
             deadline = time.perf_counter() + self.EXIT_REPLY_WAIT
             got = 0
             while sent and got < sent:
@@ -266,9 +338,9 @@ class CanChannel:
                 if msg is None:
                     break
                 self.frames_received += 1
-                self._dispatch(msg, time.perf_counter())
-                if msg.arbitration_id == self.master_id:
+                if self._route(msg) is not None:
                     got += 1
+                    self._dispatch(msg, time.perf_counter())
             try:
                 bus.shutdown()
             except (can.CanError, OSError) as err:  # pragma: no cover - adapter specific
@@ -295,6 +367,16 @@ class CanChannel:
             logger.error("channel '%s': %s error: %s: %s", self.name, kind, type(err).__name__, err)
 
     # -- the read/write thread ----------------------------------------------------------------------
+    def _route(self, msg: can.Message) -> Optional[CanUnit]:
+        """The unit a (data, standard-id) frame belongs to, None if nobody's."""
+        if msg.is_error_frame or msg.is_extended_id:
+            return None
+        aid = msg.arbitration_id
+        entry = self._shared.get(aid)
+        if entry is not None:
+            return entry[1].get(entry[0](msg.data))
+        return self._routes.get(aid)
+
     def _dispatch(self, msg: can.Message, now: float) -> int:
         if msg.is_error_frame:
             self.bus_errors += 1
@@ -302,16 +384,18 @@ class CanChannel:
                 logger.warning("channel '%s': CAN error frame received (bus errors so far: %d)",
                                self.name, self.bus_errors)
             return 0
-        aid = msg.arbitration_id
-        data = msg.data
         if msg.is_extended_id:
             self.unknown_frames += 1
             return 0
-        if aid == self.master_id:
-            if not data:
+        aid = msg.arbitration_id
+        data = msg.data
+        entry = self._shared.get(aid)
+        if entry is not None:
+            key = entry[0](data)
+            if key is None:
                 self.bad_frames += 1
                 return 0
-            unit = self._motors_by_id.get(data[0])
+            unit = entry[1].get(key)
         else:
             unit = self._routes.get(aid)
         if unit is None:
@@ -319,95 +403,105 @@ class CanChannel:
             return 0
         return unit._on_frame(aid, data, now)
 
-    def _run(self) -> None:  # noqa: C901 - the hot loop is kept in one function on purpose
+    def _run(self) -> None:
+        while self._running:
+            self._cycle()
+
+    def _cycle(self) -> None:  # noqa: C901 - the hot loop is kept in one function on purpose
+        """One cycle of the read/write thread (see the module docstring)."""
         bus = self._bus
-        send = bus.send
-        recv = bus.recv
-        perf = time.perf_counter
-        sleep = time.sleep
-        period = self.period
-        window = period * self.reply_window
-        late_after = 0.5 * period
+        clock = self._clock
         units = self.units
         dispatch = self._dispatch
+        period = self.period
+        scheduled = self._next_t
+        delay = scheduled - clock()
+        if delay > 0:
+            self._sleep(delay)
+        t0 = clock()
+        i = self.cycles & (_RING - 1)
+        self._starts[i] = t0
         trace = logger.isEnabledFor(TRACE)
-        starts = self._starts
-        busy = self._busy
-        mask = _RING - 1
-        next_t = perf()
-        while self._running:
-            delay = next_t - perf()
-            if delay > 0:
-                sleep(delay)
-            t0 = perf()
-            if t0 - next_t > late_after:
-                self.late_cycles += 1
-            i = self.cycles & mask
-            starts[i] = t0
-            try:
-                # 1. frames that arrived between cycles
-                while True:
-                    msg = recv(0.0)
-                    if msg is None:
-                        break
-                    self.frames_received += 1
-                    dispatch(msg, t0)
-                # 2. send everything (pipelined)
-                pending = 0
-                for u in units:
-                    msg = u._poll(t0)
-                    if msg is None:
-                        continue
-                    try:
-                        send(msg, 0.001)
-                    except (can.CanError, OSError) as err:
-                        # the unit stays "awaiting": it counts a missed reply and faults after
-                        # fault_timeout like a silent device, so a dead bus cannot go unnoticed
-                        self.tx_errors += 1
-                        self._record_error("send", err)
-                        continue
-                    if trace:
-                        logger.log(TRACE, "%s TX %03X %s", self.name, msg.arbitration_id, msg.data.hex())
-                    self.frames_sent += 1
-                    pending += u._awaiting
-                # 3. collect replies until all arrived or the window closes
-                deadline = t0 + window
-                while pending > 0:
-                    remaining = deadline - perf()
-                    if remaining <= 0:
-                        break
-                    msg = recv(remaining)
-                    if msg is None:
-                        break
-                    self.frames_received += 1
-                    if trace:
-                        logger.log(TRACE, "%s RX %03X %s", self.name, msg.arbitration_id, msg.data.hex())
-                    pending -= dispatch(msg, perf())
-            except (can.CanError, OSError) as err:
-                self.rx_errors += 1
-                self._record_error("receive", err)
-                for u in units:
-                    if u._awaiting == 0 and u._active and not u._fault:
-                        u._awaiting = 1  # a broken receive path must lead to timeouts, not silence
-            except Exception as err:  # noqa: BLE001 - a decoder bug must not kill the bus thread
-                self.thread_errors += 1
-                self._record_error("thread", err)
-            # 4. timeouts + consistent snapshot
-            now = perf()
-            try:
-                self.states = {u.name: u._end_cycle(now) for u in units}
-            except Exception as err:  # noqa: BLE001
-                self.thread_errors += 1
-                self._record_error("thread", err)
-            self.cycle_stamp = now
-            self.cycles += 1
-            busy[i] = now - t0
-            if self.cycles == 1:
-                self._first_cycle.set()
-            next_t += period
-            if now > next_t:
-                self.overruns += 1
-                next_t = now
+        try:
+            # 1. frames that arrived between cycles
+            recv = bus.recv
+            while True:
+                msg = recv(0.0)
+                if msg is None:
+                    break
+                self.frames_received += 1
+                dispatch(msg, t0)
+            # 2. send everything (pipelined)
+            send = bus.send
+            pending = 0
+            for u in units:
+                msg = u._poll(t0)
+                if msg is None:
+                    continue
+                try:
+                    send(msg, 0.001)
+                except (can.CanError, OSError) as err:
+                    # the request stays unanswered: the unit counts a miss and faults like a silent
+                    # device, so a dead bus cannot go unnoticed
+                    self.tx_errors += 1
+                    self._record_error("send", err)
+                    continue
+                if trace:
+                    logger.log(TRACE, "%s TX %03X %s", self.name, msg.arbitration_id, msg.data.hex())
+                self.frames_sent += 1
+                pending += u._awaited_replies()
+            # 3. collect replies until all arrived or the window closes
+            deadline = t0 + self.timing.window
+            while pending > 0:
+                remaining = deadline - clock()
+                if remaining <= 0:
+                    break
+                msg = recv(remaining)
+                if msg is None:
+                    break
+                self.frames_received += 1
+                if trace:
+                    logger.log(TRACE, "%s RX %03X %s", self.name, msg.arbitration_id, msg.data.hex())
+                pending -= dispatch(msg, clock())
+        except (can.CanError, OSError) as err:
+            self.rx_errors += 1
+            self._record_error("receive", err)
+            for u in units:
+                u._on_receive_error()  # a broken receive path must lead to timeouts, not silence
+        except Exception as err:  # noqa: BLE001 - a decoder bug must not kill the bus thread
+            self.thread_errors += 1
+            self._record_error("thread", err)
+        # 4. judge the host, then the units; publish a consistent snapshot
+        now = clock()
+        timing = self.timing
+        on_time = timing.judge(scheduled, t0, now)
+        if timing.stalled:
+            self._log_stall()
+        try:
+            self.states = {u.name: u._end_cycle(now, on_time) for u in units}
+        except Exception as err:  # noqa: BLE001
+            self.thread_errors += 1
+            self._record_error("thread", err)
+        self.cycle_stamp = now
+        self.cycles += 1
+        self._busy[i] = now - t0
+        if self.cycles == 1:
+            self._first_cycle.set()
+        scheduled += period
+        if now > scheduled:
+            self.overruns += 1
+            scheduled = now
+        self._next_t = scheduled
+
+    def _log_stall(self) -> None:
+        t = self.timing
+        if self._stall_log.ready():
+            logger.warning(
+                "channel '%s': host stall: this process did not run the bus thread for %.0f ms (woke %.0f ms "
+                "late, %.0f ms beyond the reply window); a host scheduling problem, not a hardware fault: "
+                "no unit is blamed for this cycle (stalls so far %d, longest %.0f ms)", self.name,
+                1000.0 * (t.lateness + t.overtime), 1000.0 * t.lateness, 1000.0 * t.overtime, t.stalls,
+                1000.0 * t.longest_stall)
 
     # -- diagnostics --------------------------------------------------------------------------------
     def cycle_starts(self) -> List[float]:
@@ -419,15 +513,21 @@ class CanChannel:
         return list(self._starts[i:]) + list(self._starts[:i])
 
     def statistics(self) -> dict:
-        """Counters of this channel (see the module docstring for late/overrun)."""
-        return {
+        """Counters of this channel.
+
+        Host lateness (see :mod:`.timing`): ``late_cycles``, ``stretched_cycles``, ``excused_cycles``
+        (cycles in which no unit was blamed), ``stalls``, ``longest_stall`` / ``last_stall`` (ms) and
+        ``longest_stall_time`` / ``last_stall_time`` (``time.time()``, None before the first stall),
+        ``late_threshold`` (ms).  Per unit: ``reply_timeouts`` (on-time cycles with a reply missing),
+        ``watchdog_trips``.
+        """
+        st = {
             "interface": self.interface,
             "channel": self.channel,
             "rate": self.rate,
             "bitrate": self.bitrate,
             "bus_load_estimate": self.bus_load(),
             "cycles": self.cycles,
-            "late_cycles": self.late_cycles,
             "overruns": self.overruns,
             "frames_sent": self.frames_sent,
             "frames_received": self.frames_received,
@@ -438,4 +538,8 @@ class CanChannel:
             "rx_errors": self.rx_errors,
             "thread_errors": self.thread_errors,
             "reply_timeouts": {u.name: u.reply_timeouts for u in self.units},
+            "watchdog_trips": {u.name: u.watchdog_trips for u in self.units},
+            "command_timeout": self.command_timeout,
         }
+        st.update(self.timing.statistics())
+        return st

@@ -10,18 +10,19 @@ from __future__ import annotations
 import threading
 import time
 from types import MappingProxyType
-from typing import Dict, Iterator, List, Optional, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Union
 
 from rospy_control.exceptions import HardwareError
 from rospy_control.log import get_logger
 from rospy_control.middleware.channel import CanChannel
 from rospy_control.middleware.config import (
-    AttributeReader, HardwareInfo, parse_hardware_xml, positive, to_float,
+    AttributeReader, HardwareInfo, non_negative, parse_hardware_xml, positive, to_float,
 )
-from rospy_control.middleware.simulation import SimulatedFirmware, SimulationSettings
+from rospy_control.middleware.events import EventLog, FaultEvent
+from rospy_control.middleware.simulation import FAULTS, SimulatedFirmware, SimulationSettings
 from rospy_control.middleware.units import (
-    CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, HardwareUnit, ImuSensor, Motor,
-    UnitGroup,
+    WATCHDOG_MODES, CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, HardwareUnit,
+    ImuSensor, Motor, UnitGroup,
 )
 from rospy_control.plugins import Registry
 
@@ -85,6 +86,8 @@ class Middleware:
 
     _instance: Optional["Middleware"] = None
     _instance_lock = threading.Lock()
+    #: entries kept by the event log (:meth:`events`)
+    EVENT_LOG_SIZE = 200
 
     def __init__(self, info: HardwareInfo, simulate: Optional[bool] = None) -> None:
         self.name = info.name
@@ -96,13 +99,19 @@ class Middleware:
         self._settings: Dict[str, SimulationSettings] = {}
         self._started = False
         self._closed = False
+        self._events = EventLog(self.EVENT_LOG_SIZE)
         root = AttributeReader(info.element, ignore=("name",))
         rate = root.get("rate", to_float, None, check=positive, expected="a positive rate in Hz")
+        command_timeout = root.get("command_timeout", to_float, None, check=non_negative,
+                                   expected="a number of seconds >= 0 (0 = off)")
         root.finish()
         for ci in info.channels:
             where = f"{ci.element.source}:{ci.element.line}: {ci.element.describe()}"
             cls = CHANNEL_TYPES.resolve(ci.type, where=where)
-            self.channels[ci.name] = cls.from_info(ci, rate=rate)
+            if command_timeout is None:
+                self.channels[ci.name] = cls.from_info(ci, rate=rate)
+            else:
+                self.channels[ci.name] = cls.from_info(ci, rate=rate, command_timeout=command_timeout)
             settings = SimulationSettings.from_element(ci.simulation)
             if simulate is not None:
                 settings.enabled = simulate
@@ -122,6 +131,8 @@ class Middleware:
                 self._leaves.append(unit)
             if isinstance(unit, CanUnit):
                 self.channels[ui.channel].add_unit(unit)
+        for ch in self.channels.values():
+            ch.set_event_log(self._events)
         for name, ch in self.channels.items():
             # validate every <simulation> now, even when running on hardware
             sim = SimulatedFirmware(name, ch.units, self._settings[name], ch.master_id)
@@ -204,6 +215,49 @@ class Middleware:
     def simulator_of(self, unit: str) -> SimulatedFirmware:
         """The simulated firmware answering for ``unit``."""
         return self.simulator(self.unit(unit).channel_name)
+
+    def set_sim_fault(self, unit: str, fault: str, on: bool = True, value: Optional[float] = None) -> None:
+        """Switch a simulated fault of ``unit`` on or off (tests, demos).
+
+        ``fault``: one of :data:`~.simulation.FAULTS` or ``"bus_errors"`` (the unit's whole bus);
+        ``value`` as for :meth:`SimulatedFirmware.set_fault`.  Switching off clears ``fault`` only if
+        it is the unit's current one.
+
+        :raises HardwareError: unknown unit, or its channel is not simulated.
+        :raises ValueError: unknown fault.
+        """
+        if fault not in FAULTS and fault != "bus_errors":
+            raise ValueError(f"unknown simulated fault '{fault}'; known: {', '.join(FAULTS)}, bus_errors")
+        sim = self.simulator_of(unit)
+        if fault == "bus_errors":
+            if on:
+                sim.set_fault(None, "bus_errors")
+            else:
+                sim.bus_errors = False
+            return
+        if on:
+            sim.set_fault(unit, fault, value)
+        elif sim.fault_of(unit) == fault:
+            sim.clear_fault(unit)
+
+    def simulator_command_stats(self, unit: Optional[str] = None):
+        """The simulated firmware's record of the command frames each motor received (see
+        :meth:`SimulatedFirmware.command_stats`): ``{unit: stats}`` over every simulated channel, or
+        the stats of ``unit``.
+
+        :raises HardwareError: ``unit`` unknown or not simulated.
+        """
+        if unit is not None:
+            return self.simulator_of(unit).command_stats(unit)
+        out: Dict[str, dict] = {}
+        for sim in self._simulators.values():
+            out.update(sim.command_stats())
+        return out
+
+    def reset_simulator_command_stats(self) -> None:
+        """Forget what :meth:`simulator_command_stats` recorded so far (every simulated channel)."""
+        for sim in self._simulators.values():
+            sim.reset_command_stats()
 
     # -- lifecycle ----------------------------------------------------------------------------------
     @property
@@ -319,13 +373,97 @@ class Middleware:
         """True once motor ``name`` answered a frame sent in ``mode``."""
         return self.motor(name).mode_confirmed(mode)
 
+    def _can_units(self, names: Optional[Iterable[str]]) -> List[CanUnit]:
+        if names is None:
+            leaves = self._leaves
+        else:
+            if isinstance(names, str):
+                names = [names]
+            leaves = []
+            for n in names:
+                u = self.unit(n)
+                leaves.extend(u.leaves() if isinstance(u, UnitGroup) else [u])
+        return [u for u in leaves if isinstance(u, CanUnit)]
+
     def reset_fault(self, name: Optional[str] = None) -> None:
-        """Request a fault reset of unit ``name`` (or of every unit); motors are re-enabled and start
-        in ``ControlMode.NONE``."""
-        targets = self._leaves if name is None else [self.unit(name)]
-        for u in targets:
-            if isinstance(u, CanUnit):
+        """Request a fault reset of unit (or group) ``name``, or of every unit in FAULT; non-blocking.
+
+        Same mechanism as :meth:`reset_faults`: the channel thread probes each unit, which stays in
+        FAULT until a valid reply confirms the recovery (motors then start in ``ControlMode.NONE``).
+        """
+        for u in self._can_units(None if name is None else [name]):
+            if name is not None or u.fault:
                 u.reset_fault()
+
+    def reset_faults(self, names: Optional[Iterable[str]] = None,
+                     timeout: Optional[float] = None) -> Dict[str, str]:
+        """Reset units in FAULT and wait until each recovered or failed; ``{name: reason}`` of those still
+        in FAULT (empty: all recovered).
+
+        :param names: units or groups (default: every unit currently in FAULT); units not in FAULT are
+            left alone.
+        :param timeout: longest wait (s); default ``max(2 s, 10 x`` the slowest unit's probe window).
+            A unit whose probe did not finish in time is reported with ``"reset not confirmed ..."``.
+
+        A motor recovers when it answers the enter-motor-mode frame sent after the reset with a valid
+        reply (no error byte, temperature below ``max_temperature``); a sensor on a valid answer.  It
+        fails when it stays silent for its probe window (N unanswered requests on on-time cycles and
+        ``fault_timeout``) or still reports the error.  Until then its published state keeps
+        ``fault=True``.  Blocks the calling thread (never call it from a channel thread).
+
+        :raises HardwareError: unknown name, or called from a channel thread.
+        """
+        me = threading.current_thread()
+        if any(ch.thread is me for ch in self.channels.values()):
+            raise HardwareError("reset_faults() blocks: do not call it from a channel thread")
+        targets = [u for u in self._can_units(names) if u.fault]
+        if not targets:
+            return {}
+        tickets = [(u, u.reset_fault()) for u in targets]
+        if timeout is None:
+            bound = 0.0
+            for u in targets:
+                ch = self.channels.get(u.channel_name)
+                period = ch.period if ch is not None else 0.01
+                bound = max(bound, u.detection_time + 2 * period)
+            timeout = max(2.0, 10.0 * bound)
+        running = self.running and all(
+            self.channels[u.channel_name].thread is not None
+            for u in targets if u.channel_name in self.channels)
+        end = time.monotonic() + max(0.0, timeout)
+        while running:
+            if all(u.reset_outcome(t) is not None for u, t in tickets):
+                break
+            if time.monotonic() >= end:
+                break
+            time.sleep(0.002)
+        out: Dict[str, str] = {}
+        for u, t in tickets:
+            if not u.fault:
+                continue
+            if u.reset_outcome(t) is None:
+                why = "middleware not running" if not running else f"not confirmed within {timeout:.2f} s"
+                out[u.name] = f"reset {why}: {u.fault_reason}"
+            else:
+                out[u.name] = u.fault_reason
+        return out
+
+    def events(self, since: int = 0) -> List[FaultEvent]:
+        """Fault / reset / watchdog events with ``seq > since``, oldest first (the last
+        :attr:`EVENT_LOG_SIZE` are kept).  Kinds: ``fault``, ``reset_requested``, ``recovered``,
+        ``reset_failed``, ``watchdog_hold``, ``watchdog_released``."""
+        return self._events.since(since)
+
+    def set_watchdog_mode(self, mode: str, names: Optional[Iterable[str]] = None) -> None:
+        """Set :meth:`Motor.set_watchdog_mode` of every motor (or of the named motors / groups).
+
+        :raises ValueError: unknown mode.  :raises HardwareError: unknown name.
+        """
+        if mode not in WATCHDOG_MODES:
+            raise ValueError(f"unknown watchdog_mode {mode!r}; expected one of {', '.join(WATCHDOG_MODES)}")
+        for u in self._can_units(names):
+            if isinstance(u, Motor):
+                u.set_watchdog_mode(mode)
 
     def faults(self) -> Dict[str, str]:
         """``{unit name: reason}`` of units currently in FAULT."""
@@ -336,11 +474,34 @@ class Middleware:
         return {n: ch.bus_load() for n, ch in self.channels.items()}
 
     def statistics(self) -> dict:
-        """Diagnostics: per channel counters (see :meth:`CanChannel.statistics`) and current faults."""
+        """Diagnostics: per channel counters (see :meth:`CanChannel.statistics`), current faults, and
+        summaries: ``host`` (``late_cycles``, ``excused_cycles``, ``stalls`` summed over channels,
+        ``longest_stall`` ms with ``longest_stall_time``, latest ``last_stall_time``), ``watchdog``
+        (``{motor: trips}`` of motors that tripped, ``active``: motors held now) and ``events`` (seq of
+        the newest event, 0 if none)."""
+        channels = {n: ch.statistics() for n, ch in self.channels.items()}
+        host = {"late_cycles": 0, "excused_cycles": 0, "stalls": 0, "longest_stall": 0.0,
+                "longest_stall_time": None, "last_stall_time": None}
+        trips: Dict[str, int] = {}
+        for st in channels.values():
+            host["late_cycles"] += st["late_cycles"]
+            host["excused_cycles"] += st["excused_cycles"]
+            host["stalls"] += st["stalls"]
+            if st["longest_stall"] > host["longest_stall"]:
+                host["longest_stall"] = st["longest_stall"]
+                host["longest_stall_time"] = st["longest_stall_time"]
+            last = st["last_stall_time"]
+            if last is not None and (host["last_stall_time"] is None or last > host["last_stall_time"]):
+                host["last_stall_time"] = last
+            trips.update({n: k for n, k in st["watchdog_trips"].items() if k})
+        events = self._events.since(0)
         return {
             "name": self.name,
             "running": self.running,
             "simulated": sorted(self._simulators),
-            "channels": {n: ch.statistics() for n, ch in self.channels.items()},
+            "channels": channels,
             "faults": self.faults(),
+            "host": host,
+            "watchdog": {"trips": trips, "active": [m.name for m in self.motors() if m.watchdog_active]},
+            "events": events[-1].seq if events else 0,
         }

@@ -183,8 +183,12 @@ def test_hardware_element_attributes_are_checked():
     with pytest.raises(ConfigError,
                        match=r"<hardware name='x'>: attribute 'rate'='fast': expected a positive"):
         load('<hardware name="x" rate="fast"/>')
-    with pytest.raises(ConfigError, match=r"unknown attribute 'rte'='5'; accepted attributes: name, rate"):
+    with pytest.raises(ConfigError, match=r"unknown attribute 'rte'='5'; accepted attributes: "
+                                          r"command_timeout, name, rate"):
         load('<hardware name="x" rte="5"/>')
+    with pytest.raises(ConfigError,
+                       match=r"attribute 'command_timeout'='-1': expected a number of seconds >= 0"):
+        load('<hardware name="x" command_timeout="-1"/>')
 
 
 def test_documented_example_loads_and_runs():

@@ -33,20 +33,31 @@ def test_position_command_is_reached_and_mode_confirmed(make_mw):
     assert abs(mw.snapshot()["m2"].position) < 0.02  # the other motor was not commanded
 
 
+def commanding(command, predicate):
+    """A predicate for wait_until that also re-sends ``command`` (a controller that stays alive, so
+    the command watchdog does not take over)."""
+    def check():
+        command()
+        return predicate()
+    return check
+
+
 def test_velocity_and_effort_modes(make_mw):
     mw = make_mw(motor_xml(1))
     mw.start()
     m = mw.motor("m1")
     m.request_mode(ControlMode.VELOCITY)
     assert wait_until(lambda: m.mode_confirmed(ControlMode.VELOCITY))
-    m.set_command(ControlMode.VELOCITY, 2.0)
-    assert wait_until(lambda: abs(mw.snapshot()["m1"].velocity - 2.0) < 0.3, timeout=5.0)
+    assert wait_until(commanding(lambda: m.set_command(ControlMode.VELOCITY, 2.0),
+                                 lambda: abs(mw.snapshot()["m1"].velocity - 2.0) < 0.3), timeout=5.0)
     m.set_command(ControlMode.EFFORT, 1.5)
-    assert wait_until(lambda: m.mode_confirmed(ControlMode.EFFORT))
+    assert wait_until(commanding(lambda: m.set_command(ControlMode.EFFORT, 1.5),
+                                 lambda: m.mode_confirmed(ControlMode.EFFORT)))
     # the firmware reports the torque it applies: t_ff with kp = kd = 0
-    assert wait_until(lambda: abs(mw.snapshot()["m1"].effort - 1.5) < 0.02)
-    m.set_mit_command(0.0, 0.0, 30.0, 1.0, 0.0)
-    assert wait_until(lambda: abs(mw.snapshot()["m1"].position) < 0.05, timeout=5.0)
+    assert wait_until(commanding(lambda: m.set_command(ControlMode.EFFORT, 1.5),
+                                 lambda: abs(mw.snapshot()["m1"].effort - 1.5) < 0.02))
+    assert wait_until(commanding(lambda: m.set_mit_command(0.0, 0.0, 30.0, 1.0, 0.0),
+                                 lambda: abs(mw.snapshot()["m1"].position) < 0.05), timeout=5.0)
     assert mw.snapshot()["m1"].mode == ControlMode.MIT
 
 
@@ -70,7 +81,11 @@ def test_silent_motor_faults_within_timeout_and_gets_no_commands(make_mw):
     s = mw.snapshot()["m1"]
     assert s.fault_reason.startswith("no reply for ") and "(fault_timeout 30.0 ms)" in s.fault_reason
     silent_ms = float(s.fault_reason.split()[3])
-    assert 30.0 <= silent_ms < 30.0 + 25.0  # detected at the first cycle end after the timeout
+    # N = 30 unanswered requests at 1 kHz and 30 ms since the first; cycles the host ran late do not
+    # count, so on a loaded machine it takes longer (the exact bound is tested on a simulated clock)
+    assert 30.0 <= silent_ms < 2000.0
+    assert int(s.fault_reason.split(", ")[-1].split()[0]) >= 30
+    assert s.fault_time > 0
     assert not s.enabled
     assert mw.faults() == {"m1": s.fault_reason}
     assert mw.statistics()["channels"]["bus"]["reply_timeouts"]["m1"] > 0
@@ -84,9 +99,10 @@ def test_silent_motor_faults_within_timeout_and_gets_no_commands(make_mw):
     sim.clear_fault("m1")
     wait_cycles(mw, 20)
     assert mw.snapshot()["m1"].fault
-    mw.reset_fault("m1")
+    mw.reset_fault("m1")   # non-blocking request, same probe as reset_faults()
     assert wait_until(lambda: not mw.snapshot()["m1"].fault and mw.snapshot()["m1"].enabled)
     assert mw.snapshot()["m1"].requested_mode == ControlMode.NONE
+    assert mw.snapshot()["m1"].fault_time == 0.0
 
 
 @pytest.mark.parametrize("fault,value,reason", [
@@ -123,7 +139,8 @@ def test_garbage_is_counted_and_ignored(make_mw):
 
 
 def test_late_replies_count_as_missed_but_do_not_fault(make_mw):
-    # 200 Hz: period 5 ms, reply window 4 ms; replies 4.5 ms late miss the window but not the cycle.
+    # 200 Hz: period 5 ms, reply window 4 ms; replies 4.5 ms late miss the window but not the cycle:
+    # drained at the start of the next one, each ends the miss streak.
     # (MIT replies carry no sequence number: a reply later than a whole period would simply be taken
     # as the next cycle's answer, as on the real bus.)
     mw = make_mw(motor_xml(1, rate=200, fault_timeout=0.2))
@@ -247,8 +264,12 @@ def test_statistics(make_mw):
     ch = st["channels"]["bus"]
     assert st["simulated"] == ["bus"] and st["faults"] == {}
     assert ch["cycles"] >= 10 and ch["frames_sent"] >= 20 and ch["frames_received"] >= 18
-    assert set(ch["reply_timeouts"]) == {"m1", "m2"}
-    assert {"late_cycles", "overruns", "bus_errors", "bus_load_estimate"} <= set(ch)
+    assert set(ch["reply_timeouts"]) == {"m1", "m2"} == set(ch["watchdog_trips"])
+    assert {"late_cycles", "overruns", "bus_errors", "bus_load_estimate", "stalls", "longest_stall",
+            "longest_stall_time", "last_stall_time", "excused_cycles", "command_timeout"} <= set(ch)
+    assert ch["command_timeout"] == 0.05
+    assert {"late_cycles", "stalls", "longest_stall", "last_stall_time"} <= set(st["host"])
+    assert st["watchdog"] == {"trips": {}, "active": []} and st["events"] == 0
 
 
 def test_shared_instance():

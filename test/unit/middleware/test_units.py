@@ -15,9 +15,9 @@ def reply(motor_id=1, p=0.0, v=0.0, t=0.0, dlc=8, temp=30, err=0):
     return mit.pack_reply(motor_id, p, v, t, L, dlc, temp, err)
 
 
-def active_motor(**kw):
+def active_motor(period=0.01, command_timeout=0.0, **kw):
     m = Motor("m", 1, **kw)
-    m._activate(0.0, True, 0.05)
+    m._activate(0.0, True, 0.05, period, command_timeout)
     return m
 
 
@@ -68,24 +68,220 @@ def test_position_command_is_clamped_to_the_motor_range():
     assert m._cmd[1][:2] == b"\xff\xff"
 
 
-def test_timeout_fault_after_fault_timeout_only():
+def test_timeout_fault_needs_n_misses_and_fault_timeout():
+    # period 10 ms, fault_timeout 50 ms: N = max(3, 5) = 5 unanswered requests and 50 ms since the first
     m = active_motor()
     m._poll(0.0)
     m._on_frame(0, reply(), 0.0)
     m._end_cycle(0.0)
-    for t in (0.01, 0.02, 0.03, 0.04):
+    for t in (0.01, 0.02, 0.03, 0.04, 0.05):
         m._poll(t)
         s = m._end_cycle(t + 0.001)
-        assert not s.fault
-    assert m.reply_timeouts == 4
-    m._poll(0.05)
-    s = m._end_cycle(0.051)
-    assert s.fault and s.fault_reason == "no reply for 51.0 ms (fault_timeout 50.0 ms)"
-    assert bytes(m._poll(0.06).data) == mit.EXIT_MOTOR_MODE   # once
-    assert m._poll(0.07) is None                               # no commands in FAULT
-    m.reset_fault()
-    assert bytes(m._poll(0.08).data) == mit.ENTER_MOTOR_MODE    # re-enable after reset
+        assert not s.fault  # 5 misses, but only 41 ms since the first went out
+    assert m.reply_timeouts == 5
+    m._poll(0.06)
+    s = m._end_cycle(0.061)
+    assert s.fault and s.fault_reason == ("no reply for 51.0 ms (fault_timeout 50.0 ms), "
+                                          "6 requests unanswered")
+    assert s.fault_time > 0
+    assert bytes(m._poll(0.07).data) == mit.EXIT_MOTOR_MODE   # once
+    assert m._poll(0.08) is None                               # no commands in FAULT
+
+
+def test_cycles_not_on_time_neither_count_nor_end_the_streak():
+    m = active_motor()
+    m._poll(0.0)
+    m._on_frame(0, reply(), 0.0)
+    m._end_cycle(0.0)
+    m._poll(0.01)
+    m._end_cycle(0.011)                 # miss 1 (its request went out at 0.01)
+    for t in (0.02, 0.3, 0.31):         # host stalls: excused
+        m._poll(t)
+        assert not m._end_cycle(t + 0.001, on_time=False).fault
+    assert m.reply_timeouts == 1
+    for t in (0.32, 0.33):
+        m._poll(t)
+        assert not m._end_cycle(t + 0.001).fault   # misses 2, 3
+    m._poll(0.34)
+    s = m._end_cycle(0.341)              # miss 4 of N=5
+    assert not s.fault
+    m._poll(0.35)
+    s = m._end_cycle(0.351)              # miss 5, 341 ms since the first: FAULT
+    assert s.fault and "5 requests unanswered" in s.fault_reason
+
+
+def test_a_late_reply_ends_the_streak():
+    m = active_motor()
+    m._poll(0.0)
+    m._on_frame(0, reply(), 0.0)
+    m._end_cycle(0.0)
+    for k in range(1, 30):
+        t = 0.01 * k
+        m._poll(t)
+        m._end_cycle(t + 0.008)                  # the reply misses the window...
+        if k % 4 == 0:
+            m._on_frame(0, reply(), t + 0.009)   # ...and arrives before the next cycle (drained then)
+    assert not m._state.fault
+    assert m.reply_timeouts == 29
+
+
+def test_miss_limit():
+    from rospy_control.middleware.units import miss_limit
+    assert miss_limit(0.1, 0.002) == 50       # not 51: 0.1 / 0.002 is 50.000000000000001 in floats
+    assert miss_limit(0.1, 0.001) == 100
+    assert miss_limit(0.02, 0.01) == 3
+    assert miss_limit(0.05, None) == 3
+
+
+def test_reset_probe_keeps_fault_until_a_valid_reply_to_enter():
+    m = active_motor()
+    m._poll(0.0)
+    m._on_frame(0, reply(err=3), 0.0)
+    s = m._end_cycle(0.001)
+    assert s.fault and s.fault_reason == "motor reported error code 0x03"
+    assert bytes(m._poll(0.01).data) == mit.EXIT_MOTOR_MODE
+    m._end_cycle(0.011)
+    ticket = m.reset_fault()
+    assert m.reset_outcome(ticket) is None
+    assert bytes(m._poll(0.02).data) == mit.ENTER_MOTOR_MODE
+    assert m._end_cycle(0.021).fault                     # silent so far: still FAULT, probe goes on
+    assert m.reset_outcome(ticket) is None and m.resetting
+    assert bytes(m._poll(0.03).data) == mit.ENTER_MOTOR_MODE
+    m._on_frame(0, reply(err=3), 0.031)
+    s = m._end_cycle(0.032)
+    assert s.fault and s.fault_reason == "reset failed: motor still reports error code 0x03"
+    assert m.reset_outcome(ticket) == (False, "reset failed: motor still reports error code 0x03")
+    assert bytes(m._poll(0.04).data) == mit.EXIT_MOTOR_MODE   # leaves motor mode again, once
+    assert m._poll(0.05) is None
+    ticket = m.reset_fault()
+    assert bytes(m._poll(0.06).data) == mit.ENTER_MOTOR_MODE
+    m._on_frame(0, reply(), 0.061)
+    s = m._end_cycle(0.062)
+    assert not s.fault and s.enabled and s.fault_reason == "" and s.fault_time == 0.0
+    assert m.reset_outcome(ticket) == (True, "")
     assert m.command_mode == ControlMode.NONE
+    assert bytes(m._poll(0.07).data) == mit.pack_command(0, 0, 0, 0, 0, L)   # limp
+
+
+def test_reset_probe_fails_after_n_silent_on_time_cycles():
+    m = active_motor()
+    m._set_fault("test")
+    ticket = m.reset_fault()
+    for k in range(0, 5):
+        t = 0.01 * k
+        assert bytes(m._poll(t).data) == mit.ENTER_MOTOR_MODE
+        assert m._end_cycle(t + 0.001, on_time=(k != 2)).fault
+    assert m.reset_outcome(ticket) is None          # 4 counted misses, 41 ms
+    m._poll(0.05)
+    m._end_cycle(0.051)                             # 5th counted miss, 51 ms since the first
+    assert m.reset_outcome(ticket) == (False, "reset failed: no reply to enter-motor-mode for 51 ms")
+    assert m.fault and m.fault_reason.startswith("reset failed: no reply to enter-motor-mode")
+
+
+def test_reset_of_a_unit_not_in_fault_is_a_no_op():
+    m = active_motor()
+    m._poll(0.0)
+    m._on_frame(0, reply(), 0.0)
+    m._end_cycle(0.0)
+    ticket = m.reset_fault()
+    m.set_command(ControlMode.POSITION, 0.5)
+    assert bytes(m._poll(0.01).data) == mit.pack_command(0.5, 0.0, 20.0, 0.5, 0.0, L)
+    assert m.reset_outcome(ticket) == (True, "")
+
+
+def test_watchdog_holds_commanded_position_then_resumes_at_once():
+    m = active_motor(command_timeout=0.05)
+    m._poll(0.0)
+    m._on_frame(0, reply(p=0.2), 0.0)
+    m._end_cycle(0.0)
+    m.set_position(0.3, 1.5, 0.25)
+    cmd = mit.pack_command(0.3, 1.5, 20.0, 0.5, 0.25, L)
+    t = 0.0
+    for _ in range(5):
+        t += 0.01
+        assert bytes(m._poll(t).data) == cmd
+        m._on_frame(0, reply(p=0.2), t)
+        m._end_cycle(t)
+    t += 0.01
+    held = bytes(m._poll(t).data)   # 50 ms without a new command
+    m._on_frame(0, reply(p=0.2), t)
+    assert held == mit.replace_velocity(cmd, 0.0, L) != cmd
+    assert mit.unpack_command(held, L)[0] == mit.unpack_command(cmd, L)[0]   # same p_des, bit for bit
+    assert m._end_cycle(t).watchdog and m.watchdog_trips == 1
+    assert m._end_cycle(t).mode == ControlMode.POSITION
+    m.set_position(0.31, 1.5, 0.25)
+    assert bytes(m._poll(t + 0.01).data) == mit.pack_command(0.31, 1.5, 20.0, 0.5, 0.25, L)
+    m._on_frame(0, reply(p=0.2), t + 0.01)
+    assert not m._end_cycle(t + 0.01).watchdog
+
+
+def test_watchdog_counts_each_cycle_at_most_two_periods():
+    m = active_motor(command_timeout=0.05)
+    m._poll(0.0)
+    m._on_frame(0, reply(), 0.0)
+    m._end_cycle(0.0)
+    m.set_command(ControlMode.VELOCITY, 1.0)
+    vel = mit.pack_command(0.0, 1.0, 0.0, 1.0, 0.0, L)
+    assert bytes(m._poll(0.01).data) == vel
+    assert bytes(m._poll(0.31).data) == vel   # a 300 ms freeze of the whole process: + 20 ms only
+    assert bytes(m._poll(0.32).data) == vel   # 30 ms
+    assert bytes(m._poll(0.33).data) == vel   # 40 ms
+    m._on_frame(0, reply(p=0.7), 0.335)
+    held = bytes(m._poll(0.34).data)          # 50 ms: hold the measured position with the position gains
+    assert held == mit.pack_command(0.7, 0.0, 20.0, 0.5, 0.0, L)
+
+
+def test_watchdog_modes_damping_and_none():
+    m = active_motor(command_timeout=0.02, watchdog_mode="damping", velocity_kd=0.8)
+    m._poll(0.0)
+    m._on_frame(0, reply(), 0.0)
+    m.set_command(ControlMode.EFFORT, 1.0)
+    for t in (0.01, 0.02, 0.03):
+        m._poll(t)
+    assert bytes(m._poll(0.04).data) == mit.pack_command(0.0, 0.0, 0.0, 0.8, 0.0, L)
+    m.set_watchdog_mode("none")               # switches a hold in progress
+    assert bytes(m._poll(0.05).data) == mit.pack_command(0.0, 0.0, 0.0, 0.0, 1.0, L)
+    assert not m.watchdog_active
+    with pytest.raises(ValueError, match="unknown watchdog_mode 'hold'"):
+        m.set_watchdog_mode("hold")
+
+
+def test_never_commanded_motor_is_not_watched():
+    m = active_motor(command_timeout=0.01)
+    m._poll(0.0)
+    m._on_frame(0, reply(p=0.4), 0.0)
+    for k in range(1, 20):
+        assert bytes(m._poll(0.01 * k).data) == mit.pack_command(0, 0, 0, 0, 0, L)
+
+
+def test_firmware_timeout_makes_the_motor_enter_motor_mode_again_after_a_gap():
+    m = active_motor(firmware_timeout=0.2)
+    m._poll(0.0)
+    m._on_frame(0, reply(), 0.0)
+    m.set_command(ControlMode.POSITION, 0.1)
+    assert bytes(m._poll(0.01).data) != mit.ENTER_MOTOR_MODE
+    assert bytes(m._poll(0.05).data) != mit.ENTER_MOTOR_MODE
+    assert bytes(m._poll(0.16).data) == mit.ENTER_MOTOR_MODE   # 110 ms without a frame >= 0.2 / 2
+    m._on_frame(0, reply(), 0.161)
+    assert m._end_cycle(0.162).enabled                         # never published as disabled
+    assert bytes(m._poll(0.17).data) == mit.pack_command(0.1, 0.0, 20.0, 0.5, 0.0, L)
+
+
+def test_events_are_logged():
+    from rospy_control.middleware.events import EventLog
+    log = EventLog(maxlen=3)
+    m = active_motor()
+    m._attach("bus", log)
+    m._set_fault("boom")
+    m.reset_fault()
+    m._poll(0.0)
+    m._on_frame(0, reply(), 0.001)
+    m._end_cycle(0.002)
+    kinds = [(e.kind, e.unit, e.channel) for e in log.since(0)]
+    assert kinds == [("fault", "m", "bus"), ("reset_requested", "m", "bus"), ("recovered", "m", "bus")]
+    assert log.since(2)[0].message == "recovered after reset (fault was: boom)"
+    m._set_fault("again")
+    assert [e.seq for e in log.since(0)] == [2, 3, 4]   # bounded
 
 
 def test_short_reply_is_a_bad_frame():
@@ -103,7 +299,7 @@ def test_bits_per_cycle_from_spec_table():
 
 def test_contact_sensor_decodes_and_faults_on_error_flag():
     c = ContactSensor("foot", 0x30, force_range=1000.0)
-    c._activate(0.0, True, 0.05)
+    c._activate(0.0, True, 0.05, 0.01)
     assert c.reply_ids() == (0x430,)
     assert bytes(c._poll(0.0).data) == b""
     assert c._on_frame(0x430, sensors.encode_contact(True, 250.0, 1000.0), 0.0) == 1
@@ -112,6 +308,17 @@ def test_contact_sensor_decodes_and_faults_on_error_flag():
     c._poll(0.01)
     c._on_frame(0x430, sensors.encode_contact(False, 0.0, 1000.0, error=True), 0.01)
     assert c._end_cycle(0.01).fault_reason == "contact sensor reported an error flag"
+    ticket = c.reset_fault()
+    c._poll(0.02)
+    c._on_frame(0x430, sensors.encode_contact(False, 0.0, 1000.0, error=True), 0.021)
+    s = c._end_cycle(0.022)
+    assert s.fault and s.fault_reason == "reset failed: contact sensor still reports an error flag"
+    assert c.reset_outcome(ticket)[0] is False
+    assert c._poll(0.03) is None   # a faulted sensor is not polled
+    ticket = c.reset_fault()
+    c._poll(0.04)
+    c._on_frame(0x430, sensors.encode_contact(True, 10.0, 1000.0), 0.041)
+    assert not c._end_cycle(0.042).fault and c.reset_outcome(ticket) == (True, "")
 
 
 def test_programmatic_construction_validates():

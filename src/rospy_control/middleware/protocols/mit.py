@@ -26,9 +26,11 @@ Pure functions, no I/O.  All fields are unsigned, big-endian and linearly mapped
     byte 6    DLC 7: bus voltage (V, bgkatz firmware); DLC 8: temperature (deg C, CubeMars)
     byte 7    DLC 8: error code (0 = none)
 
-Replies shorter than 6 bytes raise :class:`MitFrameError`.  Values are in the motor's own frame
-(rotor side of the built-in gearbox, rad, rad/s, N·m); direction and zero offset are applied by
-:class:`rospy_control.middleware.units.Motor`.
+Replies shorter than 6 bytes raise :class:`MitFrameError`.  Every motor of a bus answers on the same
+master id, so a channel tells the replies apart by byte 0: :func:`reply_key` is that demultiplexer
+(the channel only knows "shared reply id + key", see ``CanUnit.shared_reply``).  Values are in the
+motor's own frame (rotor side of the built-in gearbox, rad, rad/s, N·m); direction and zero offset
+are applied by :class:`rospy_control.middleware.units.Motor`.
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ from typing import NamedTuple, Optional
 __all__ = [
     "MitLimits", "MitReply", "MitFrameError", "pack_command", "unpack_command", "pack_reply",
     "unpack_reply", "ENTER_MOTOR_MODE", "EXIT_MOTOR_MODE", "SET_ZERO", "float_to_uint", "uint_to_float",
+    "reply_key", "replace_velocity", "MAX_MOTOR_ID",
 ]
 
 #: Enter motor mode (enable).
@@ -54,6 +57,10 @@ _REPLY_HEAD = struct.Struct(">BHHBBB")
 
 _MAX12 = 4095
 _MAX16 = 65535
+_V_MASK = _MAX12 << 36
+
+#: replies carry the motor id in one byte
+MAX_MOTOR_ID = 0xFF
 
 
 class MitFrameError(ValueError):
@@ -181,3 +188,22 @@ def unpack_reply(data: bytes, limits: MitLimits) -> MitReply:
     if n == 7:
         return MitReply(motor_id, position, velocity, torque, None, None, float(data[6]))
     return MitReply(motor_id, position, velocity, torque, float(data[6]), data[7])
+
+
+def reply_key(data) -> Optional[int]:
+    """Which motor a reply on the master id comes from (byte 0), None for an empty frame."""
+    return data[0] if len(data) else None
+
+
+def replace_velocity(data: bytes, velocity: float, limits: MitLimits) -> bytes:
+    """The command ``data`` with ``v_des`` replaced, every other field bit for bit unchanged.
+
+    (Decoding and re-encoding would move ``p_des`` by one step now and then: the codec truncates.)
+
+    :raises MitFrameError: DLC is not 8.
+    """
+    if len(data) != 8:
+        raise MitFrameError(f"MIT command must have 8 bytes, got {len(data)}")
+    (w,) = _U64.unpack(bytes(data))
+    vi = float_to_uint(velocity, limits.v_min, limits.v_max, 12)
+    return _U64.pack((w & ~_V_MASK) | (vi << 36))
