@@ -22,6 +22,17 @@ virtual channel and one thread.  For every frame it receives it behaves like the
 **Fault switches** (:meth:`SimulatedFirmware.set_fault`), per unit: ``silent``, ``late`` (extra
 delay), ``wrong_dlc`` (4-byte replies), ``garbage`` (adds junk frames), ``error_flag`` (error byte,
 DLC 8), ``over_temperature``; per bus: ``bus_errors`` (an error frame after every reply).
+
+**Firmware CAN timeout** (motor ``<simulation firmware_timeout="...">``, default the motor's own
+``firmware_timeout`` attribute, 0 = off): when no frame arrived for that long while in motor mode,
+the motor leaves motor mode (limp) at that moment, as firmwares with a CAN timeout do; it keeps
+answering, ignores commands and needs enter-motor-mode again (``firmware_timeouts`` counts it).
+
+**Command record** (:meth:`SimulatedFirmware.command_stats`): per motor, every *command* frame
+received in motor mode (not enter / exit / zero) is counted, with the last ``p_des`` and the largest
+``|p_des|`` step between two consecutive command frames that both have ``kp > 0`` (position-like),
+in joint units (direction and zero offset applied), when it happened and between which values.  A
+frame with ``kp = 0`` and entering or leaving motor mode break the chain.
 """
 from __future__ import annotations
 
@@ -82,6 +93,26 @@ class SimulationSettings:
         return s
 
 
+class _CommandStats:
+    """What one simulated motor received (written by the simulator thread, replaced on reset)."""
+
+    __slots__ = ("count", "last_p_des", "prev", "max_step", "max_step_time", "max_step_from", "max_step_to")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last_p_des: Optional[float] = None
+        self.prev: Optional[float] = None   # p_des of the previous position-like frame of the chain
+        self.max_step = 0.0
+        self.max_step_time: Optional[float] = None
+        self.max_step_from: Optional[float] = None
+        self.max_step_to: Optional[float] = None
+
+    def as_dict(self) -> dict:
+        return {"count": self.count, "last_p_des": self.last_p_des, "max_step": self.max_step,
+                "max_step_time": self.max_step_time, "max_step_from": self.max_step_from,
+                "max_step_to": self.max_step_to}
+
+
 class _SimUnit:
     def __init__(self, unit: CanUnit, el: Optional[ElementInfo]) -> None:
         self.unit = unit
@@ -130,6 +161,9 @@ class SimulatedMotor(_SimUnit):
         self.velocity_noise = r.get("velocity_noise", to_float, 0.0, check=non_negative, expected="std >= 0")
         self.torque_noise = r.get("torque_noise", to_float, 0.0, check=non_negative, expected="std >= 0")
         self.temperature = r.get("temperature", to_float, 35.0)
+        self.firmware_timeout = r.get("firmware_timeout", to_float, motor.firmware_timeout,
+                                      check=non_negative,
+                                      expected="seconds >= 0 (0 = no firmware CAN timeout)")
         self._finish()
         d, off = motor.direction, motor.zero_offset
         # joint-side stops and initial position -> motor frame
@@ -153,7 +187,13 @@ class SimulatedMotor(_SimUnit):
         self.enabled = False
         self.cmd = (0.0, 0.0, 0.0, 0.0, 0.0)
         self._cmd_bytes = b""
+        self._cmd_pd = 0.0      # raw p_des (firmware frame, before the zero shift) and kp of _cmd_bytes
+        self._cmd_kp = 0.0
         self.zero_shift = 0.0
+        self._last_rx: Optional[float] = None
+        #: times the firmware CAN timeout took the motor out of motor mode
+        self.firmware_timeouts = 0
+        self.cstats = _CommandStats()
         # precomputed reply encoding (hot path: one struct pack per reply)
         self._p_lo, self._p_hi, self._p_k = lim.p_min, lim.p_max, 65535.0 / (lim.p_max - lim.p_min)
         self._v_lo, self._v_hi, self._v_k = lim.v_min, lim.v_max, 4095.0 / (lim.v_max - lim.v_min)
@@ -231,19 +271,47 @@ class SimulatedMotor(_SimUnit):
         """Process one received frame; return the reply payload (None = no reply)."""
         if len(data) != 8:
             return None
+        fw = self.firmware_timeout
+        if fw and self.enabled and self._last_rx is not None and now - self._last_rx > fw:
+            self.advance(self._last_rx + fw, dt)   # limp from the moment the firmware timed out
+            self.enabled = False
+            self.tau = 0.0
+            self.firmware_timeouts += 1
+            self.cstats.prev = None
+        self._last_rx = now
         self.advance(now, dt)
         if data == mit.ENTER_MOTOR_MODE:
             self.enabled = True
+            self.cstats.prev = None
         elif data == mit.EXIT_MOTOR_MODE:
             self.enabled = False
             self.tau = 0.0
+            self.cstats.prev = None
         elif data == mit.SET_ZERO:
             self.zero_shift = self.p - self.unit.zero_offset
         elif self.enabled:
             if data != self._cmd_bytes:
                 self._cmd_bytes = bytes(data)
                 pd, vd, kp, kd, tff = mit.unpack_command(data, self.limits)
+                self._cmd_pd, self._cmd_kp = pd, kp
                 self.cmd = (pd + self.zero_shift, vd, kp, kd, tff)
+            m = self.unit
+            pj = m.direction * (self._cmd_pd - m.zero_offset)
+            cs = self.cstats
+            cs.count += 1
+            cs.last_p_des = pj
+            if self._cmd_kp > 0.0:
+                prev = cs.prev
+                if prev is not None:
+                    step = abs(pj - prev)
+                    if step > cs.max_step:
+                        cs.max_step = step
+                        cs.max_step_time = time.time()
+                        cs.max_step_from = prev
+                        cs.max_step_to = pj
+                cs.prev = pj
+            else:
+                cs.prev = None
         p = self.p - self.zero_shift
         v, tau = self.v, self.tau
         if self.position_noise:
@@ -458,17 +526,59 @@ class SimulatedFirmware:
             return
         if fault not in FAULTS:
             raise ValueError(f"unknown fault '{fault}'; known: {', '.join(FAULTS)}")
-        m = self.by_name[unit]
+        m = self._sim_unit(unit)
         m.fault_value = value
         m.fault = fault
 
     def clear_fault(self, unit: Optional[str] = None) -> None:
         """Clear the fault of ``unit`` (None: of every unit and the bus)."""
-        targets = self.by_name.values() if unit is None else [self.by_name[unit]]
+        targets = self.by_name.values() if unit is None else [self._sim_unit(unit)]
         for m in targets:
             m.fault = None
         if unit is None:
             self.bus_errors = False
+
+    def fault_of(self, unit: str) -> Optional[str]:
+        """The fault switch currently on for ``unit`` (None: none)."""
+        return self._sim_unit(unit).fault
+
+    def _sim_unit(self, unit: str) -> _SimUnit:
+        try:
+            return self.by_name[unit]
+        except KeyError:
+            raise ValueError(f"simulation '{self.name}' has no unit '{unit}'; simulated units: "
+                             f"{', '.join(self.by_name) or '(none)'}") from None
+
+    # -- command record -------------------------------------------------------------------------------
+    def command_stats(self, unit: Optional[str] = None) -> dict:
+        """What the simulated motors received in motor mode (see the module docstring).
+
+        For one motor: ``{"count", "last_p_des", "max_step", "max_step_time" (time.time()),
+        "max_step_from", "max_step_to", "firmware_timeouts", "enabled"}`` (joint units, None before the
+        first frame / step); without ``unit``: ``{motor name: that dict}`` for every simulated motor.
+
+        :raises ValueError: ``unit`` is not a simulated motor here.
+        """
+        if unit is not None:
+            m = self._sim_unit(unit)
+            if not isinstance(m, SimulatedMotor):
+                raise ValueError(f"simulation '{self.name}': unit '{unit}' is not a motor")
+            return self._stats_of(m)
+        return {n: self._stats_of(m) for n, m in self.by_name.items() if isinstance(m, SimulatedMotor)}
+
+    @staticmethod
+    def _stats_of(m: "SimulatedMotor") -> dict:
+        d = m.cstats.as_dict()
+        d["firmware_timeouts"] = m.firmware_timeouts
+        d["enabled"] = m.enabled
+        return d
+
+    def reset_command_stats(self, unit: Optional[str] = None) -> None:
+        """Start the command record afresh (of ``unit``, or of every motor)."""
+        targets = self.by_name.values() if unit is None else [self._sim_unit(unit)]
+        for m in targets:
+            if isinstance(m, SimulatedMotor):
+                m.cstats = _CommandStats()
 
     # -- lifecycle ------------------------------------------------------------------------------------
     def start(self, virtual_channel: str) -> None:
