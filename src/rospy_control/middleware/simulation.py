@@ -574,11 +574,14 @@ class SimulatedFirmware:
         return d
 
     def reset_command_stats(self, unit: Optional[str] = None) -> None:
-        """Start the command record afresh (of ``unit``, or of every motor)."""
+        """Start the command record afresh (of ``unit``, or of every motor).  The chain of consecutive
+        frames is kept: a step between the last frame before and the first after the reset counts."""
         targets = self.by_name.values() if unit is None else [self._sim_unit(unit)]
         for m in targets:
             if isinstance(m, SimulatedMotor):
-                m.cstats = _CommandStats()
+                fresh = _CommandStats()
+                fresh.prev = m.cstats.prev
+                m.cstats = fresh
 
     # -- lifecycle ------------------------------------------------------------------------------------
     def start(self, virtual_channel: str) -> None:
