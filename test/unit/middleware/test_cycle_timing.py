@@ -61,8 +61,8 @@ class FakeMitBus:
         at = self.clock.t + self.latency + self.extra_latency.get(aid, 0.0) + self.delay_next_reply
         self.delay_next_reply = 0.0
         reply = mit.pack_reply(aid, self.position, 0.0, 0.0, L, 8, 30, 0)
-        heapq.heappush(self._queue, (at, next(self._seq), can.Message(arbitration_id=0, is_extended_id=False,
-                                                                        data=reply)))
+        msg = can.Message(arbitration_id=0, is_extended_id=False, data=reply)
+        heapq.heappush(self._queue, (at, next(self._seq), msg))
 
     def recv(self, timeout: Optional[float] = None) -> Optional[can.Message]:
         clock = self.clock
@@ -88,7 +88,8 @@ class Rig:
                  motors: int = 2) -> None:
         self.clock = FakeClock()
         self.bus = FakeMitBus(self.clock)
-        self.ch = CanChannel("bus", interface="virtual", channel="fake", rate=rate, fault_timeout=fault_timeout,
+        self.ch = CanChannel("bus", interface="virtual", channel="fake", rate=rate,
+                             fault_timeout=fault_timeout,
                              command_timeout=command_timeout, clock=self.clock, sleep=self.clock.sleep)
         self.motors = [Motor(f"m{i}", i) for i in range(1, motors + 1)]
         for m in self.motors:

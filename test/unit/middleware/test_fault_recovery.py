@@ -133,7 +133,8 @@ def test_reset_of_a_still_silent_motor_fails_and_the_fault_never_flickers(make_m
 
 @pytest.mark.parametrize("fault,value,reason", [
     ("error_flag", 7, "reset failed: motor still reports error code 0x07"),
-    ("over_temperature", 120, "reset failed: motor still reports over-temperature: 120 C > max_temperature 90 C"),
+    ("over_temperature", 120,
+     "reset failed: motor still reports over-temperature: 120 C > max_temperature 90 C"),
 ])
 def test_reset_of_a_motor_still_reporting_its_error_fails_then_recovers(make_mw, fault, value, reason):
     mw = make_mw(motor_xml(1))
@@ -291,7 +292,8 @@ def test_command_stats_record_steps_in_joint_units(make_mw):
     assert wait_until(lambda: mw.simulator_command_stats("m1")["max_step"] > 0.4, timeout=5.0)
     st = mw.simulator_command_stats()["m1"]
     assert st["max_step"] == pytest.approx(0.5, abs=1e-3)
-    assert st["max_step_from"] == pytest.approx(0.1, abs=1e-3) and st["max_step_to"] == pytest.approx(0.6, abs=1e-3)
+    assert st["max_step_from"] == pytest.approx(0.1, abs=1e-3)
+    assert st["max_step_to"] == pytest.approx(0.6, abs=1e-3)
     assert before <= st["max_step_time"] <= time.time() and st["count"] >= 2
     # velocity frames (kp = 0) break the chain: going back to position is no "step"
     m.set_command(ControlMode.VELOCITY, 0.0)
