@@ -11,6 +11,11 @@ Controllers (test/integration/jtc_test_controllers.yaml):
 * ros_control branch only, switched in by the tests: ``jtc_stopramp_controller`` (A's joints, stop
   ramp 0.4 s) and ``jtc_velocity_(no)ff_controller`` (velocity variant on wrist_1_joint).
 
+Tests 28-30 are the reliability suite's item 1: an absurd goal (elbow at 1e6 rad, 1.79769e308,
+1e154/1e300 velocities and accelerations) is rejected with INVALID_GOAL naming the joint, later
+goals succeed, ``state`` stays finite and inside the limits, cancels are answered, and points longer
+than ``joint_names`` are accepted.
+
 The tests assert on outcomes (result codes, final positions within tolerances, the robot being
 still), never on exact timings; waits are generous for a loaded machine.  Each test leaves the
 robot still (most go back home first).
@@ -50,6 +55,9 @@ B_HOME = [0.7, 0.0]  # the elbow's start; its simulated hard stops are at about 
 GOAL_TOL = 0.02       # jtc_controller's goal tolerance (all joints)
 B_GOAL_TOL = 0.03
 STILL_VEL = 0.03      # rad/s: "not moving"
+#: position limits of urdf/arm.urdf (wrist_3_joint is continuous: no limits)
+URDF_LIMITS = {"shoulder_pan_joint": (-3.0, 3.0), "wrist_2_joint": (-3.0, 3.0), "elbow_joint": (-2.5, 2.5),
+               "wrist_1_joint": (-3.0, 3.0)}
 STANDALONE_SKIP = ("standalone branch: the node serves only the position JTCs of ~trajectory_controllers, "
                    "no controller manager to switch in a variant on the same joints")
 
@@ -123,6 +131,9 @@ class Ctl:
         self.pub.unregister()
 
     def desired(self) -> List[float]:
+        """Desired positions of the latest ``state`` (waits for one after ``state.clear()``)."""
+        if not u.wait_for(lambda: self.state.latest() is not None, 5.0, 0.01):
+            raise AssertionError(f"no {self.name}/state message")
         return list(self.state.latest().desired.positions)
 
 
@@ -806,6 +817,99 @@ class JtcScenarios(unittest.TestCase):
         rospy.loginfo("MoveIt-shaped goal: final max error %.4f (goal tolerance %.3f)", err, GOAL_TOL)
         self.assertLess(err, GOAL_TOL)
         self.home()
+
+    # -- absurd goals (reliability suite item 1) ---------------------------------------------------------
+    def assert_state_sane(self, ctl: Ctl, msgs: List, what: str) -> None:
+        """Every ``state`` message: desired/error finite, desired positions inside the URDF limits."""
+        self.assertTrue(msgs, f"{what}: no {ctl.name}/state messages")
+        for m in msgs:
+            for field in (m.desired.positions, m.desired.velocities, m.desired.accelerations,
+                          m.error.positions, m.error.velocities):
+                self.assertTrue(u.finite(field), f"{what}: non-finite {ctl.name}/state {list(field)}")
+            for name, p in zip(m.joint_names, m.desired.positions):
+                lo, hi = URDF_LIMITS.get(name, (-1e6, 1e6))
+                self.assertTrue(lo - 1e-6 <= p <= hi + 1e-6,
+                                f"{what}: desired {name} = {p} outside [{lo}, {hi}]")
+
+    def expect_absurd_rejected(self, ctl: Ctl, joint: str, field: str, value: float) -> None:
+        k = ctl.joints.index(joint)
+        values = {"positions": list(ctl.desired()), "velocities": [0.0] * len(ctl.joints),
+                  "accelerations": [0.0] * len(ctl.joints)}
+        values[field][k] = value
+        bad = trajectory(ctl.joints, [point(values["positions"], 0.5, values["velocities"],
+                                            values["accelerations"])])
+        what = f"{joint} {field} = {value!r}"
+        text = self.expect_rejected(ctl, goal_of(bad), R.INVALID_GOAL, what)
+        self.assertIn(joint, text, f"{what}: the error does not name the joint")
+        self.assertIn("point 0", text, f"{what}: the error does not name the point")
+
+    def test_28_absurd_goal_rejected_then_valid_goals_succeed(self):
+        # the reported repro: elbow_joint = 1e6 used to be accepted, abort, and poison every later goal
+        self.home(self.B)
+        self.B.state.clear()
+        k = self.B.joints.index("elbow_joint")
+        target = list(B_HOME)
+        target[k] = 1e6
+        text = self.expect_rejected(self.B, goal_of(trajectory(self.B.joints, [point(target, 0.5)])),
+                                    R.INVALID_GOAL, "elbow_joint = 1e6")
+        self.assertIn("elbow_joint", text)
+        self.assertIn("[-2.5, 2.5]", text, "the error does not give the limits")
+        for goal_target in ([1.0, 0.3], [0.4, -0.3], B_HOME):  # three valid goals, as in the repro
+            self.move(self.B, goal_target)
+            self.assertTrue(self.wait_still(self.B))
+            self.assert_near(self.actual(self.B), goal_target, B_GOAL_TOL, "valid goal after the absurd one")
+        # the same message on the command topic: nothing executes, the controller keeps holding
+        before = self.B.desired()
+        self.B.pub.publish(trajectory(self.B.joints, [point(target, 0.5)]))
+        time.sleep(0.5)  # nothing must happen: there is no event to wait for
+        self.assert_near(self.B.desired(), before, 1e-9, "desired after an absurd command")
+        self.move(self.B, [0.9, 0.2])
+        self.assert_state_sane(self.B, self.B.state.snapshot(), "absurd elbow goal and command")
+        self.home(self.B)
+
+    def test_29_huge_values_rejected_and_state_stays_finite(self):
+        self.home()
+        self.A.state.clear()
+        for joint, field, value in (("wrist_3_joint", "positions", 1.79769e308),
+                                    ("shoulder_pan_joint", "positions", 1.79769e308),
+                                    ("shoulder_pan_joint", "positions", 1e154),
+                                    ("wrist_3_joint", "positions", -1e300),
+                                    ("wrist_2_joint", "velocities", 1e154),
+                                    ("wrist_3_joint", "velocities", 1.79769e308),
+                                    ("shoulder_pan_joint", "accelerations", 1e300),
+                                    ("wrist_3_joint", "accelerations", -1.79769e308)):
+            self.expect_absurd_rejected(self.A, joint, field, value)
+        # cancel and preemption are answered promptly afterwards (they used to hang in PREEMPTING)
+        self.A.client.send_goal(goal_of(self._far_traj()))
+        self._assert_moving()
+        t0 = time.monotonic()
+        self.A.client.cancel_goal()
+        self.assertTrue(self.A.client.wait_for_result(rospy.Duration(3.0)), "cancel not answered")
+        self.assertEqual(self.A.client.get_state(), GoalStatus.PREEMPTED)
+        rospy.loginfo("cancel after absurd goals answered in %.3f s", time.monotonic() - t0)
+        self.assertTrue(self.wait_still(self.A))
+        self.A.client.send_goal(goal_of(self._far_traj()))
+        self._assert_moving()
+        self.A.client2.send_goal(goal_of(self._home_traj()))
+        self.assertTrue(self.A.client.wait_for_result(rospy.Duration(3.0)), "preemption not answered")
+        self.assertEqual(self.A.client.get_state(), GoalStatus.PREEMPTED)
+        self.assertTrue(self.A.client2.wait_for_result(rospy.Duration(8.0)))
+        self.assertEqual(self.A.client2.get_state(), GoalStatus.SUCCEEDED, self.A.client2.get_result())
+        self.move(self.A, [0.3, -0.2, 0.4])
+        self.assert_state_sane(self.A, self.A.state.snapshot(), "huge values")
+        self.home()
+
+    def test_30_longer_points_partial_goal_accepted(self):
+        # upstream's partial-trajectory rostests send joint_names [joint2] with 2 values per point
+        self.home(self.B)
+        g = goal_of(trajectory(["wrist_1_joint"], [point([0.3, 0.0], 0.8, [0.0, 0.0], [0.0, 0.0])]))
+        self.assert_succeeds(self.B.client, g)
+        self.assertTrue(self.wait_still(self.B))
+        self.assert_near(self.actual(self.B), [B_HOME[0], 0.3], B_GOAL_TOL, "longer-point partial goal")
+        # velocities of another size than the point's positions are still refused, as upstream
+        g = goal_of(trajectory(["wrist_1_joint"], [point([0.1, 0.0], 0.8, [0.0])]))
+        self.expect_rejected(self.B, g, R.INVALID_GOAL, "velocities of another size than positions")
+        self.home(self.B)
 
     # -- still alive ------------------------------------------------------------------------------------
     def test_99_node_still_running(self):
