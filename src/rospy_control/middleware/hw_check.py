@@ -2,17 +2,23 @@
 
 Loads the description, prints units, channels and the bus-load estimate, starts the middleware
 (enabling the motors unless ``--passive``), shows a live table of every unit's state and fault for
-``--duration`` seconds and shuts down cleanly (exit-motor-mode to every motor).
+``--duration`` seconds, optionally resets the units in FAULT (``--reset``: each is re-enabled and
+must answer validly, else it is reported with the reason), prints the statistics -- including how
+late this host ran the bus threads (late cycles, stalls, the longest stall), which is a host problem,
+not a hardware one -- and shuts down cleanly (exit-motor-mode to every motor).
+
+The command watchdog is off here (``watchdog_mode`` none): ``--hold`` gives each motor one command
+that is meant to stay.
 
 Exit status: 0 all good; 1 configuration error; 2 communication error (bus cannot be opened, error on
-a channel thread); 3 units in FAULT at the end; 130 interrupted.
+a channel thread); 3 units in FAULT at the end (also after a failed ``--reset``); 130 interrupted.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 import time
-from typing import List, Optional, TextIO
+from typing import Dict, List, Optional, TextIO
 
 from rospy_control.exceptions import CommunicationError, ConfigError, HardwareError
 from rospy_control.middleware.middleware import Middleware
@@ -32,6 +38,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--passive", action="store_true", help="do not enable motors or poll sensors; only listen")
     p.add_argument("--hold", action="store_true",
                    help="after enabling, hold each motor at its current position")
+    p.add_argument("--reset", action="store_true",
+                   help="after the live table, reset every unit in FAULT and report which recovered "
+                        "(exit status 3 if some still fail; ignored with --passive)")
     p.add_argument("--duration", type=float, default=3.0, help="seconds to show the live table (default 3)")
     p.add_argument("--refresh", type=float, default=0.25, help="table refresh period in seconds")
     return p
@@ -89,6 +98,43 @@ def table(mw: Middleware) -> List[str]:
     return [_row(u, snap[u.name]) for u in mw.units() if snap.get(u.name) is not None]
 
 
+def _when(wall: Optional[float]) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(wall)) if wall else "-"
+
+
+def statistics_lines(mw: Middleware) -> List[str]:
+    """One line per channel: cycles, host lateness, frames, errors, missed replies, watchdog trips."""
+    lines = []
+    for name, st in mw.statistics()["channels"].items():
+        missed = {k: v for k, v in st["reply_timeouts"].items() if v}
+        trips = {k: v for k, v in st["watchdog_trips"].items() if v}
+        stalls = f"{st['stalls']} host stalls"
+        if st["stalls"]:
+            stalls += (f" (longest {st['longest_stall']:.0f} ms at {_when(st['longest_stall_time'])}, "
+                       f"last at {_when(st['last_stall_time'])})")
+        lines.append(
+            f"  {name}: {st['cycles']} cycles, {st['late_cycles']} late (> {st['late_threshold']:.1f} ms), "
+            f"{stalls}, {st['excused_cycles']} not held against the units, {st['overruns']} overruns, "
+            f"{st['frames_sent']} frames sent, {st['frames_received']} received, "
+            f"{st['bad_frames']} bad, {st['unknown_frames']} unknown, {st['bus_errors']} bus errors, "
+            f"missed replies {missed or 'none'}, watchdog trips {trips or 'none'}")
+    return lines
+
+
+def reset_report(mw: Middleware, out: TextIO) -> Dict[str, str]:
+    """Reset every unit in FAULT, print which recovered and which still fail; returns the failures."""
+    before = mw.faults()
+    if not before:
+        out.write("\nreset: no unit in FAULT\n")
+        return {}
+    out.write(f"\nreset: {len(before)} unit(s) in FAULT, probing ...\n")
+    out.flush()
+    still = mw.reset_faults(before)
+    for name in before:
+        out.write(f"  {name}: " + (f"STILL IN FAULT: {still[name]}" if name in still else "recovered") + "\n")
+    return still
+
+
 def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
     """Run the tool; returns the exit status (see the module docstring)."""
     args = _parser().parse_args(argv)
@@ -102,6 +148,7 @@ def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
     live = out.isatty()
     status = 0
     try:
+        mw.set_watchdog_mode("none")
         mw.start(enable_motors=not args.passive)
         if args.hold and not args.passive:
             snap = mw.snapshot()
@@ -119,15 +166,13 @@ def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
             time.sleep(min(args.refresh, max(0.0, end - time.monotonic())))
         if live:
             out.write(f"\x1b[{len(lines)}B")
-        out.write("\n".join(table(mw)) + "\n\nstatistics:\n")
-        for name, st in mw.statistics()["channels"].items():
-            missed = {k: v for k, v in st["reply_timeouts"].items() if v}
-            out.write(f"  {name}: {st['cycles']} cycles, {st['late_cycles']} late, "
-                      f"{st['overruns']} overruns, "
-                      f"{st['frames_sent']} frames sent, {st['frames_received']} received, "
-                      f"{st['bad_frames']} bad, {st['unknown_frames']} unknown, "
-                      f"{st['bus_errors']} bus errors, "
-                      f"missed replies {missed or 'none'}\n")
+        out.write("\n".join(table(mw)) + "\n")
+        if args.reset and not args.passive and mw.faults():
+            reset_report(mw, out)
+            out.write("\n".join(table(mw)) + "\n")
+        elif args.reset and not args.passive:
+            out.write("\nreset: no unit in FAULT\n")
+        out.write("\nstatistics:\n" + "\n".join(statistics_lines(mw)) + "\n")
         faults = mw.faults()
         if faults:
             sys.stderr.write("hw_check: units in FAULT:\n" + "".join(

@@ -33,6 +33,14 @@ def test_sim_run_prints_units_channels_load_and_table(capsys):
     assert "shoulder_pan_motor" in out and "gripper_motor" in out
     assert "POSITION" not in out or "ok" in out
     assert "statistics:" in out and "shut down" in out
+    assert " late (> 2.0 ms), " in out and " host stalls" in out and "watchdog trips none" in out
+
+
+def test_reset_without_faults(capsys):
+    rc, out, err = run([os.path.join(CONFIG, "arm_hardware.xml"), "--sim", "--duration", "0.1", "--reset"],
+                       capsys)
+    assert rc == 0, err
+    assert "reset: no unit in FAULT" in out
 
 
 def test_passive_sends_nothing(capsys):
@@ -67,3 +75,15 @@ def test_faults_exit_3(tmp_path, capsys):
     rc, out, err = run([str(cfg), "--duration", "0.1", "--hold"], capsys)
     assert rc == 3
     assert "units in FAULT" in err and "m2: no reply" in err
+
+
+def test_reset_reports_units_that_still_fail_and_exits_3(tmp_path, capsys):
+    cfg = tmp_path / "hw.xml"
+    gains = '<gains position_kp="20" position_kd="0.5" velocity_kd="0.5"/>'
+    cfg.write_text(motor_xml(2, fault_timeout=0.02).replace(
+        f'can_id="2" >{gains}<simulation ', f'can_id="2" >{gains}<simulation fault="silent" '))
+    rc, out, err = run([str(cfg), "--duration", "0.1", "--hold", "--reset"], capsys)
+    assert rc == 3
+    assert "reset: 1 unit(s) in FAULT, probing" in out
+    assert "  m2: STILL IN FAULT: reset failed: no reply to enter-motor-mode for " in out
+    assert "m2: reset failed: no reply to enter-motor-mode" in err
