@@ -3,7 +3,8 @@
 
 For 6, 12 and 24 simulated MIT motors on one virtual channel at 500 Hz and 1 kHz it prints the
 achieved cycle rate, cycle-period jitter (|period - nominal|: p50 / p99 / max), late cycles (started
-more than half a period late), CPU time of the whole process per cycle, and frames/s -- and, in the
+more than max(half a period, 2 ms) late, the middleware's rule), host stalls (held up >= 20 ms, the
+middleware's count), CPU time of the whole process per cycle, and frames/s -- and, in the
 same run, the *floor*: a bare python-can loop with the same schedule sending the same N command
 frames and receiving N 8-byte replies from a bare echo responder thread (no middleware, no codec,
 no physics).  "ratio" is middleware CPU per cycle / floor CPU per cycle.
@@ -29,6 +30,7 @@ import can  # noqa: E402
 
 from rospy_control.middleware import ControlMode, Middleware  # noqa: E402
 from rospy_control.middleware.protocols import mit  # noqa: E402
+from rospy_control.middleware.timing import late_threshold  # noqa: E402
 
 
 def hardware_xml(n: int, rate: float, sim_rate: float) -> str:
@@ -61,28 +63,37 @@ def summarise(starts: List[float], rate: float, cpu: float, wall: float, cycles:
 def run_middleware(n: int, rate: float, duration: float, sim_rate: float) -> Dict[str, float]:
     mw = Middleware.from_xml(hardware_xml(n, rate, sim_rate))
     with mw:
-        for i, m in enumerate(mw.motors()):
-            m.set_command(ControlMode.POSITION, 0.1 * i)
         ch = mw.channels["bus"]
-        time.sleep(0.3)  # settle
-        c0, late0 = ch.cycles, ch.late_cycles
+        motors = mw.motors()
+
+        def control(seconds: float, k: int = 0) -> int:
+            """A 100 Hz "controller" changing the setpoints (it keeps the command watchdog quiet)."""
+            end = time.perf_counter() + seconds
+            while time.perf_counter() < end:
+                k += 1
+                for i, m in enumerate(motors):
+                    m.set_command(ControlMode.POSITION, 0.1 * i + 0.001 * (k % 100))
+                mw.snapshot()
+                time.sleep(0.01)
+            return k
+
+        k = control(0.3)  # settle
+        c0, late0, stalls0 = ch.cycles, ch.late_cycles, ch.timing.stalls
+        trips0 = sum(m.watchdog_trips for m in motors)
         f0 = ch.frames_sent + ch.frames_received
         cpu0, t0 = time.process_time(), time.perf_counter()
-        end = t0 + duration
-        k = 0
-        while time.perf_counter() < end:  # a 100 Hz "controller" changing the setpoints
-            k += 1
-            for i, m in enumerate(mw.motors()):
-                m.set_command(ControlMode.POSITION, 0.1 * i + 0.001 * (k % 100))
-            mw.snapshot()
-            time.sleep(0.01)
+        control(duration, k)
         cpu1, t1 = time.process_time(), time.perf_counter()
-        c1, late1 = ch.cycles, ch.late_cycles
+        c1, late1, stalls1 = ch.cycles, ch.late_cycles, ch.timing.stalls
         f1 = ch.frames_sent + ch.frames_received
         starts = ch.cycle_starts()[-(c1 - c0):]
-        timeouts = sum(mw.statistics()["channels"]["bus"]["reply_timeouts"].values())
+        st = mw.statistics()
+        timeouts = sum(st["channels"]["bus"]["reply_timeouts"].values())
+        trips = sum(m.watchdog_trips for m in motors) - trips0
     res = summarise(starts, rate, cpu1 - cpu0, t1 - t0, c1 - c0, late1 - late0, f1 - f0)
     res["timeouts"] = timeouts
+    res["stalls"] = stalls1 - stalls0
+    res["watchdog_trips"] = trips
     return res
 
 
@@ -128,7 +139,7 @@ def run_floor(n: int, rate: float, duration: float) -> Dict[str, float]:
             break
         measuring = cpu0 is not None
         if measuring:
-            if t0 - next_t > 0.5 * period:
+            if t0 - next_t > late_threshold(period):
                 late += 1
             starts.append(t0)
         while recv(0.0) is not None:
@@ -169,9 +180,9 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.ERROR)  # the bus-load warning is expected here (virtual bus)
     print(f"python {sys.version.split()[0]}, python-can {can.__version__}, {os.cpu_count()} CPUs, "
-          f"{args.duration:.0f} s per run, simulator at {args.sim_rate:.0f} Hz")
+          f"{args.duration:g} s per run, simulator at {args.sim_rate:.0f} Hz")
     hdr = (f"{'N':>3} {'Hz':>5} {'what':<10} {'rate':>7} {'p50us':>6} {'p99us':>6} {'maxus':>7} {'late':>5} "
-           f"{'late%':>6} {'cpu us/cyc':>10} {'frames/s':>9} {'ratio':>6}")
+           f"{'late%':>6} {'cpu us/cyc':>10} {'frames/s':>9} {'ratio':>6} {'stalls':>6}")
     print(hdr)
     print("-" * len(hdr))
     for n in args.motors:
@@ -180,9 +191,13 @@ def main(argv=None) -> int:
             mwr = run_middleware(n, rate, args.duration, args.sim_rate)
             for label, r in (("floor", floor), ("middleware", mwr)):
                 ratio = r["cpu_us"] / floor["cpu_us"]
+                stalls = str(r["stalls"]) if "stalls" in r else "-"
                 print(f"{n:>3} {rate:>5.0f} {label:<10} {r['rate']:>7.1f} {r['p50']:>6.0f} {r['p99']:>6.0f} "
                       f"{r['max']:>7.0f} {r['late']:>5d} {r['late_pct']:>6.2f} {r['cpu_us']:>10.1f} "
-                      f"{r['fps']:>9.0f} {ratio:>6.2f}")
+                      f"{r['fps']:>9.0f} {ratio:>6.2f} {stalls:>6}")
+            if mwr["watchdog_trips"] or mwr["timeouts"]:
+                print(f"    middleware: {mwr['timeouts']} missed replies, "
+                      f"{mwr['watchdog_trips']} watchdog trips")
             sys.stdout.flush()
     return 0
 
