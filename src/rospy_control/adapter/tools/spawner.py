@@ -27,7 +27,10 @@ hangs (the long-standing upstream complaints ros_control#160/#195/#300/#304): it
 ``list_controllers`` which of the controllers *it loaded* are still loaded, stops (STRICT) those of
 them that are running, and unloads them in reverse order.  Every call is bounded; the whole clean-up
 takes at most :attr:`Spawner.SHUTDOWN_BUDGET` seconds, and a manager that is already gone is reported
-with one warning.
+with one warning.  A shutdown that arrives while a load or start request is in flight (roslaunch's
+SIGINT can come at any moment) first waits for that request's answer, so a controller loaded at that
+moment is taken down too; SIGINT/SIGTERM run the clean-up in a thread of its own, never inside the
+signal handler (see :mod:`._signals`).
 
 Exit status: 0 after a normal shutdown; 1 when the manager's services did not appear within
 ``--timeout`` (upstream exits 0 there, which hides the failure from scripts).
@@ -42,6 +45,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import yaml
 
+from rospy_control.adapter.tools._signals import shutdown_on_signals
 from rospy_control.adapter.tools.controller_manager_interface import (
     STRICT,
     ControllerManagerClient,
@@ -124,8 +128,15 @@ class Spawner:
         self.sim_time_waiting = sim_time_waiting
         #: Controllers this spawner loaded, in order.
         self.loaded: List[str] = []
+        #: Guards ``loaded``, ``_cleaned`` and ``_abandoned``.
         self._lock = threading.Lock()
+        #: Held while a load/start request is in flight; :meth:`shutdown` waits for it (bounded).
+        self._request = threading.Lock()
+        #: The clean-up has begun: no new request starts.
         self._cleaned = False
+        #: The clean-up stopped waiting for an in-flight request (the manager did not answer within
+        #: the budget): that request's controllers are taken down by whoever made it.
+        self._abandoned = False
 
     # -- start-up ---------------------------------------------------------------------------------
     def wait_for_manager(self, timeout: Optional[float]) -> bool:
@@ -150,59 +161,94 @@ class Spawner:
         return True
 
     def load(self, names: Sequence[str]) -> List[str]:
-        """Load ``names`` in order; failures are logged and skipped.  Returns what was loaded."""
+        """Load ``names`` in order; failures are logged and skipped.  Returns what was loaded.
+
+        Stops early once the clean-up has begun (:meth:`shutdown`, from a signal or ``rosnode
+        kill``): nothing is loaded after it, and what is loaded before it is torn down by it.
+        """
         for name in names:
             if self.is_shutdown():
                 break
-            logger.info("Loading controller: %s", name)
-            try:
-                ok = self.client.load_controller(name)
-            except ControllerManagerUnavailable as err:
-                logger.error("Controller Spawner: lost the controller manager while loading '%s': %s",
-                             name, err)
-                break
-            if not ok:
-                logger.error("Failed to load %s", name)
-                continue
-            with self._lock:
-                late = self._cleaned
-                if not late:
-                    self.loaded.append(name)
-            if late:  # the clean-up already ran (we were killed meanwhile): do not leave it behind
-                self._unload_quietly([name], time.monotonic() + self.SHUTDOWN_BUDGET)
+            with self._request:
+                if self._cleaned:
+                    break
+                logger.info("Loading controller: %s", name)
+                try:
+                    ok = self.client.load_controller(name)
+                except ControllerManagerUnavailable as err:
+                    logger.error("Controller Spawner: lost the controller manager while loading '%s': %s",
+                                 name, err)
+                    break
+                if not ok:
+                    logger.error("Failed to load %s", name)
+                    continue
+                with self._lock:
+                    late = self._abandoned
+                    if not late:
+                        self.loaded.append(name)
+            if late:  # the clean-up gave up waiting for this load: do not leave it behind
+                self._take_down([name], time.monotonic() + self.SHUTDOWN_BUDGET)
                 break
         logger.info("Controller Spawner: Loaded controllers: %s", ", ".join(self.loaded))
         return list(self.loaded)
 
     def start(self) -> bool:
-        """Start everything loaded in one STRICT switch."""
-        with self._lock:
-            names = list(self.loaded)
-        if not names:
-            return True
-        try:
-            ok = self.client.switch_controller(names, [], STRICT, False, 0.0)
-        except ControllerManagerUnavailable as err:
-            logger.error("Failed to start controllers: %s (%s)", ", ".join(names), err)
-            return False
+        """Start everything loaded in one STRICT switch (not once the clean-up has begun)."""
+        with self._request:
+            with self._lock:
+                names = list(self.loaded)
+                if self._cleaned:
+                    return False
+            if not names:
+                return True
+            try:
+                ok = self.client.switch_controller(names, [], STRICT, False, 0.0)
+            except ControllerManagerUnavailable as err:
+                logger.error("Failed to start controllers: %s (%s)", ", ".join(names), err)
+                return False
+            with self._lock:
+                late = self._abandoned
         if ok:
             logger.info("Started controllers: %s", ", ".join(names))
         else:
             logger.error("Failed to start controllers: %s", ", ".join(names))
+        if late:  # the clean-up gave up waiting for this switch and may have missed its effect
+            self._take_down(names, time.monotonic() + self.SHUTDOWN_BUDGET)
         return ok
 
     # -- shutdown ---------------------------------------------------------------------------------
     def shutdown(self) -> None:
-        """Stop and unload what this spawner loaded and is still loaded; bounded; runs once."""
+        """Stop and unload what this spawner loaded and is still loaded; bounded; runs once.
+
+        Waits (within :attr:`SHUTDOWN_BUDGET`) for a load or start request in flight, so that its
+        outcome is known before listing what to take down.
+        """
         with self._lock:
             if self._cleaned:
                 return
             self._cleaned = True
-            mine = list(self.loaded)
-        if not mine:
-            return
-        logger.info("Shutting down spawner. Stopping and unloading controllers...")
         deadline = time.monotonic() + self.SHUTDOWN_BUDGET
+        wait = self.SHUTDOWN_BUDGET / 2  # the other half is for the take-down itself
+        got = self._request.acquire(timeout=wait)
+        try:
+            with self._lock:
+                if not got:
+                    self._abandoned = True
+                mine = list(self.loaded)
+            if not got:
+                logger.warning("Controller Spawner: a request to the controller manager is still "
+                               "unanswered after %.1f s; taking down %s", wait, mine)
+            if not mine:
+                return
+            logger.info("Shutting down spawner. Stopping and unloading controllers...")
+            self._take_down(mine, deadline)
+        finally:
+            if got:
+                self._request.release()
+
+    def _take_down(self, mine: Sequence[str], deadline: float) -> None:
+        """Stop (STRICT) those of ``mine`` that are running, then unload those still loaded, in
+        reverse order; every call bounded by ``deadline``; never raises."""
         try:
             states: Dict[str, str] = {
                 s.name: s.state
@@ -210,7 +256,7 @@ class Spawner:
                                        "list_controllers")}
         except Exception as err:  # noqa: BLE001 - the manager may be gone in any way; never raise here
             logger.warning("Controller Spawner couldn't reach controller_manager to take down controllers "
-                           "%s: %s", mine, err)
+                           "%s: %s", list(mine), err)
             return
         still_loaded = [n for n in mine if n in states]
         gone = [n for n in mine if n not in states]
@@ -296,7 +342,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import rospy
 
     args = parse_args(rospy.myargv(sys.argv)[1:] if argv is None else argv)
-    rospy.init_node("spawner", anonymous=True)
+    rospy.init_node("spawner", anonymous=True, disable_signals=True)
+    shutdown_on_signals()  # the clean-up must not run inside a signal handler (see _signals)
     if args.shutdown_timeout is not None:
         logger.warning("Controller Spawner: --shutdown-timeout is deprecated and has no effect: the "
                        "shutdown is always bounded (%.0f s)", Spawner.SHUTDOWN_BUDGET)

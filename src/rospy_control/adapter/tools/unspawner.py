@@ -5,7 +5,9 @@ Drop-in for ros_control's ``controller_manager unspawner``: ``unspawner name1 na
 Every :attr:`Unspawner.PERIOD` seconds (3 s, as upstream) it lists the controllers and stops the named
 ones that are ``running`` (BEST_EFFORT, so names that are not loaded are ignored), remembering what it
 stopped.  On shutdown it starts again everything it stopped (BEST_EFFORT), bounded by
-:attr:`Unspawner.SHUTDOWN_BUDGET` seconds, so it never hangs on a manager that is gone.
+:attr:`Unspawner.SHUTDOWN_BUDGET` seconds, so it never hangs on a manager that is gone; a check in
+progress is finished first (SIGINT/SIGTERM run the restart in a thread of their own, see
+:mod:`._signals`).
 ``-h``/``--help`` or no names prints the usage and exits with status 1, as upstream.
 """
 from __future__ import annotations
@@ -15,6 +17,7 @@ import threading
 import time
 from typing import List, Optional, Sequence, Set
 
+from rospy_control.adapter.tools._signals import shutdown_on_signals
 from rospy_control.adapter.tools.controller_manager_interface import (
     BEST_EFFORT,
     ControllerManagerClient,
@@ -123,8 +126,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not names or names[0] in ("-h", "--help"):
         print(USAGE)
         return 1
-    rospy.init_node("unspawner", anonymous=True)
-    client = ControllerManagerClient("", timeout=1.0)
+    rospy.init_node("unspawner", anonymous=True, disable_signals=True)
+    # The restart must not run inside a signal handler: it would wait for the check the main thread
+    # was interrupted in (which holds the lock) and give up, leaving the controllers stopped.
+    shutdown_on_signals()
+    client = ControllerManagerClient("", timeout=10.0)
     while not rospy.is_shutdown():
         try:
             client.wait_for_services(("list_controllers", "switch_controller"))
