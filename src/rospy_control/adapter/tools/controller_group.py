@@ -15,7 +15,8 @@ namespace): a dict ``group -> [controller names]``.
 
 Members keep the order in which the parameter lists them (upstream iterates a set, so its order is
 arbitrary).  Exit status: 0 when the command ran (also when the manager refused, as upstream), 1 for
-an unknown or empty group or an unreachable manager, 2 for a usage error.
+an unknown or empty group or an unreachable manager or master (one line on standard error), 2 for a
+usage error.
 """
 from __future__ import annotations
 
@@ -115,7 +116,11 @@ def run(argv: Sequence[str], get_groups: Callable[[], Any], client: Optional[Con
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
-    groups = get_groups()
+    try:
+        groups = get_groups()
+    except Exception as err:  # noqa: BLE001 - master unreachable, ...: one clear line, no traceback
+        print(f"controller_group: could not read the parameter '{PARAM}': {err}", file=sys.stderr)
+        return 1
     if args.command == "list":
         if not isinstance(groups, dict):
             print(f"controller_group: parameter '{PARAM}' is not a dict", file=sys.stderr)
@@ -173,6 +178,12 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         argv = rospy.myargv(sys.argv)[1:]
 
     def get_groups() -> Any:
-        return rospy.get_param(PARAM, {})
+        try:
+            return rospy.get_param(PARAM, {})
+        except OSError as err:
+            import rosgraph
+
+            raise RuntimeError(f"the ROS master at {rosgraph.get_master_uri()} is not reachable "
+                               f"({err}); is roscore running?") from err
 
     sys.exit(run(argv, get_groups, out=lambda line: print(line, flush=True)))

@@ -26,8 +26,9 @@ Standard output is line-for-line upstream's, so scripts that parse it keep worki
     Restore: False / Successfully reloaded libraries
 
 Exit status: 0 when the command ran (also when the manager refused a request, as upstream -- the
-output says so); 1 when the manager could not be reached within ``--timeout`` seconds (default 10,
-upstream waits forever); 2 for a usage error.  ``--namespace NS`` addresses
+output says so); 1 when the manager (or the ROS master) could not be reached within ``--timeout``
+seconds (default 30, upstream waits forever), with one line on standard error saying which; 2 for a
+usage error.  ``--namespace NS`` addresses
 ``NS/controller_manager/...`` (default: relative to the tool's namespace, as upstream).
 """
 from __future__ import annotations

@@ -12,7 +12,8 @@ True/False results, with these differences:
 * every wait is bounded: a manager whose services do not show up within ``timeout`` seconds
   (default :data:`DEFAULT_TIMEOUT`; ``None`` waits forever) raises
   :class:`ControllerManagerUnavailable` instead of hanging -- a *missing manager* is an error, a
-  *refused request* (``ok == False``) is a ``False`` result;
+  *refused request* (``ok == False``) is a ``False`` result.  A ROS master that is not up yet is
+  waited for within the same ``timeout`` (the error then says the master is not reachable);
 * no mutable default arguments; every function takes the manager's ``namespace`` (``""`` = the
   caller's namespace, as upstream; ``"/robot"`` = ``/robot/controller_manager/...``).
 
@@ -23,6 +24,7 @@ against an in-memory controller manager without a ROS master.
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any, Callable, Iterable, List, Optional, Sequence, Tuple
 
 from controller_manager_msgs.srv import (
@@ -55,8 +57,9 @@ __all__ = [
 BEST_EFFORT = SwitchControllerRequest.BEST_EFFORT
 STRICT = SwitchControllerRequest.STRICT
 
-#: Seconds the functions wait for a service to appear before giving up.
-DEFAULT_TIMEOUT = 10.0
+#: Seconds the functions and the command-line tools wait for a service to appear before giving up
+#: (generous: a manager on a loaded host can take many seconds to come up; upstream waits forever).
+DEFAULT_TIMEOUT = 30.0
 
 _SERVICE_TYPES = {
     "load_controller": LoadController,
@@ -105,16 +108,42 @@ class RospyTransport:
     namespace.
     """
 
+    #: Seconds between two attempts while the master or the service cannot be contacted.
+    RETRY = 0.3
+
     def wait_for_service(self, name: str, timeout: Optional[float]) -> None:
+        """Block until ``name`` is advertised and answers a probe, at most ``timeout`` seconds
+        (``None`` or <= 0: forever), also while the ROS master is not up yet.
+
+        :raises ControllerManagerUnavailable: not there in time (the message says whether the master
+            or the service was missing), or rospy shut down meanwhile.
+        """
         import rospy
 
-        try:
-            rospy.wait_for_service(name, timeout=timeout if timeout is None or timeout > 0 else None)
-        except rospy.ROSInterruptException as err:
-            raise ControllerManagerUnavailable(f"interrupted while waiting for service [{name}]") from err
-        except rospy.ROSException as err:
+        forever = timeout is None or timeout <= 0
+        deadline = None if forever else time.monotonic() + float(timeout)
+        while True:
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0.0:
+                break
+            try:
+                rospy.wait_for_service(name, timeout=remaining)
+                return
+            except rospy.ROSInterruptException as err:
+                raise ControllerManagerUnavailable(f"interrupted while waiting for service [{name}]") from err
+            except (rospy.ROSException, OSError):
+                # Timed out, or (without init_node) rospy gave up at the first failed contact: the
+                # master is not up yet, or the service is registered but its node does not answer
+                # yet.  Try again until our own deadline.
+                if rospy.core.is_shutdown():
+                    raise ControllerManagerUnavailable(
+                        f"interrupted while waiting for service [{name}]") from None
+            time.sleep(self.RETRY if remaining is None else max(0.0, min(self.RETRY, remaining)))
+        if not _master_reachable():
             raise ControllerManagerUnavailable(
-                f"service [{name}] is not available (waited {timeout} s)") from err
+                f"the ROS master at {_master_uri()} is not reachable (waited {timeout:g} s for service "
+                f"[{name}]); is roscore running?")
+        raise ControllerManagerUnavailable(f"service [{name}] is not available (waited {timeout:g} s)")
 
     def call(self, name: str, srv_class: type, request: Any) -> Any:
         import rospy
@@ -123,6 +152,25 @@ class RospyTransport:
             return rospy.ServiceProxy(name, srv_class)(request)
         except (rospy.ServiceException, rospy.ROSException, OSError) as err:
             raise ControllerManagerUnavailable(f"call to service [{name}] failed: {err}") from err
+
+
+def _master_uri() -> str:
+    try:
+        import rosgraph
+
+        return str(rosgraph.get_master_uri())
+    except Exception:  # noqa: BLE001 - only for a message
+        return "$ROS_MASTER_URI"
+
+
+def _master_reachable() -> bool:
+    try:
+        import rosgraph
+
+        rosgraph.Master("/controller_manager_interface").getPid()
+        return True
+    except Exception:  # noqa: BLE001 - any failure means "not reachable"
+        return False
 
 
 # ---------------------------------------------------------------------------------------------
