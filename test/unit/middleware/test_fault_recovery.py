@@ -27,11 +27,16 @@ def wait_cycles(mw, n, channel="bus"):
 
 
 def freeze_process(seconds: float) -> float:
-    """Hold the GIL for about ``seconds`` in one C call (no Python thread of this process runs)."""
-    n = 2_000_000
-    t0 = time.perf_counter()
-    sum(range(n))
-    per = (time.perf_counter() - t0) / n
+    """Hold the GIL for about ``seconds`` in one C call (no Python thread of this process runs).
+
+    Calibrated on the fastest of a few short runs, so a deschedule while calibrating makes the freeze
+    longer, never shorter."""
+    n = 1_000_000
+    per = float("inf")
+    for _ in range(5):
+        t0 = time.perf_counter()
+        sum(range(n))
+        per = min(per, (time.perf_counter() - t0) / n)
     t0 = time.perf_counter()
     sum(range(max(n, int(seconds / per))))
     return time.perf_counter() - t0
