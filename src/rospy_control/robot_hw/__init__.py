@@ -71,9 +71,14 @@ Faults
 ------
 A motor in FAULT gets no commands; the other motors of its transmission hold (hold mode, at the
 actuator level).  ``faulted_joints()`` -> ``{joint: reason}``; an error is logged at the transition and
-throttled while it lasts.  After ``Middleware.reset_fault()`` the group restarts from the measured
-position (commands re-seeded, limit handles reset) and ``consume_reset_request()`` returns True once
-so the driver can pass ``reset_controllers=True`` to the controller manager.
+throttled while it lasts.  A motor in FAULT never blocks a controller switch: the controllers start,
+their faulted joints get nothing until the fault is reset.  ``reset_faults()`` (the driver's
+``~reset_faults`` service) resets every faulted unit and waits until each answered again or failed;
+a recovered group restarts from the measured position (commands re-seeded, limit handles reset) and
+``consume_reset_request()`` returns True once so the control loop passes ``reset_controllers=True``
+to the controller manager (the running controllers restart holding).  While the control loop writes
+nothing for ``command_timeout`` (hardware XML), the bus thread holds the motors by itself (the
+middleware's command watchdog, in the mode matching ``hold_mode``).
 
 Mode switching
 --------------
@@ -84,14 +89,14 @@ the hold mode.
 
 * ``prepare_switch(start, stop)`` (no side effects) returns False, logging why, if after the switch a
   joint would be commanded through two interfaces (by one or two controllers), a controller needs an
-  interface its joint's transmission does not offer, joints of one coupled transmission would need
-  different modes, or a started controller's motor is in FAULT.
+  interface its joint's transmission does not offer, or joints of one coupled transmission would need
+  different modes.  A started controller's motor in FAULT is only warned about.
 * ``do_switch`` applies it: switched joints get their first command seeded to hold (position =
   measured position, velocity = effort = 0) and their stateful limit handles reset (ros_control#193);
   motors whose mode changes get a neutral frame in the new mode at once.
-* ``switch_result()`` is ONGOING until every motor whose mode changed confirmed it
-  (``Motor.mode_confirmed``: a reply to a frame sent in that mode), ERROR if one of them faulted
-  meanwhile (the started controllers' joints then hold again), else DONE.  ``switch_result(info)`` does
+* ``switch_result()`` is ONGOING until every healthy motor whose mode changed confirmed it
+  (``Motor.mode_confirmed``: a reply to a frame sent in that mode), else DONE; a motor in FAULT is
+  not waited for (it takes the mode when its fault is reset).  ``switch_result(info)`` does
   the same for the motors of that controller's joints (``start_asap``).  If a switch is abandoned
   while ONGOING (controller-manager timeout), its started controllers are considered not running at
   the next switch.

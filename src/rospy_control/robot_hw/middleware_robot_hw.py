@@ -77,6 +77,10 @@ logger = get_logger(__name__)
 #: ``hold_mode`` parameter value -> motor mode of groups no running controller commands.
 HOLD_MODES = {"position": ControlMode.POSITION, "damping": ControlMode.MIT, "none": ControlMode.NONE}
 
+#: ``hold_mode`` -> the middleware's command-watchdog mode (what the bus thread does by itself when the
+#: control loop stops writing commands).
+WATCHDOG_MODES = {"position": "position", "damping": "damping", "none": "damping"}
+
 #: Joint command interfaces this RobotHW offers, by kind.
 KIND_INTERFACES = {
     "position": PositionJointInterface,
@@ -167,12 +171,14 @@ class _Group:
 class _Switch:
     """Book-keeping of the last ``do_switch`` until ``switch_result`` reports it finished."""
 
-    __slots__ = ("pending", "starts", "faulted", "error", "done", "failed", "finished")
+    __slots__ = ("pending", "starts", "deferred", "error", "done", "failed", "finished")
 
     def __init__(self, error: Optional[str] = None) -> None:
         self.pending: Dict[str, Tuple[Motor, ControlMode]] = {}
         self.starts: Dict[str, Set[str]] = {}     # controller -> motors it waits for
-        self.faulted: Dict[str, str] = {}         # motor -> fault reason (faulted during the switch)
+        # motor -> fault reason: in FAULT at or during the switch; it takes the new mode when
+        # ~reset_faults brings it back (a dead motor never blocks the controllers of healthy joints)
+        self.deferred: Dict[str, str] = {}
         self.error = error
         self.done: Set[str] = set()
         self.failed: Set[str] = set()
@@ -345,6 +351,9 @@ class MiddlewareRobotHW(RobotHW):
             self.__init__()  # forget any partial registration
             raise
         self._owns = owns_middleware
+        # the bus thread's command watchdog holds like an unclaimed joint does; with hold_mode 'none'
+        # (limp when unclaimed) a frozen control loop still gets damping rather than a stale command
+        middleware.set_watchdog_mode(WATCHDOG_MODES[hold])
         n_posvel = sum(1 for j in self._joints.values() if "posvel" in j.kinds)
         logger.info("MiddlewareRobotHW '%s': %d joints, %d motors, %d transmissions (%d 1:1 from the "
                     "hardware XML), %d sensors; PosVel on %d joints; unclaimed joints hold in '%s' mode",
@@ -687,7 +696,7 @@ class MiddlewareRobotHW(RobotHW):
                 a.hold = sp if g.mode == ControlMode.POSITION and _isfinite(sp) else a.data.position
             self._throttle.ready(("fault", g.name))  # the transition is logged here; repeats every 5 s
             logger.error("joint(s) %s: motor '%s' went to FAULT: %s; commands to it are not sent until "
-                         "Middleware.reset_fault()", ", ".join(j.name for j in g.joints), act.name,
+                         "the fault is reset (~reset_faults)", ", ".join(j.name for j in g.joints), act.name,
                          s.fault_reason)
         elif g.faulted and not faulted:
             g.faulted = False
@@ -705,6 +714,22 @@ class MiddlewareRobotHW(RobotHW):
     def faulted_joints(self) -> Dict[str, str]:
         """``{joint: reason}`` of joints one of whose motors is in FAULT (as of the last ``read``)."""
         return dict(self._faulted_joints)
+
+    def faulted_motors(self) -> Dict[str, str]:
+        """``{motor: reason}`` of the motors this RobotHW treats as faulted (as of the last ``read``)."""
+        return {a.name: a.fault_reason for a in self._actuators if a.fault}
+
+    def reset_faults(self, timeout: Optional[float] = None) -> Dict[str, str]:
+        """Reset every unit in FAULT and wait until each recovered or failed again (blocking; call it
+        off the control thread, e.g. from the ``~reset_faults`` service).
+
+        A recovered motor's transmission restarts from the measured position at the next
+        :meth:`read` (commands re-seeded, limit handles reset, :meth:`consume_reset_request` True
+        once, so the running controllers restart holding).
+
+        :returns: ``{unit: reason}`` of the units still in FAULT (empty: all recovered).
+        """
+        return self.middleware.reset_faults(timeout=timeout)
 
     def consume_reset_request(self) -> bool:
         """True once after a faulted group recovered (pass it as ``reset_controllers`` to the
@@ -771,8 +796,12 @@ class MiddlewareRobotHW(RobotHW):
     def prepare_switch(self, start_list: Sequence[ControllerInfo],
                        stop_list: Sequence[ControllerInfo]) -> bool:
         """Veto a switch that would command a joint through two interfaces, use an interface a
-        joint's transmission does not offer, mix control modes inside one coupled transmission, or
-        start a controller on a motor in FAULT.  Each reason is logged.  No side effects."""
+        joint's transmission does not offer, or mix control modes inside one coupled transmission.
+        Each reason is logged.  No side effects.
+
+        A motor in FAULT does not veto: the controller starts, its faulted joints get no commands
+        (the controller sees the fault on its handles) until the fault is reset, then they hold.
+        """
         if self._mw is None:
             logger.error("MiddlewareRobotHW: prepare_switch before configure()")
             return False
@@ -786,10 +815,11 @@ class MiddlewareRobotHW(RobotHW):
                     if j is None:
                         continue
                     for a in j.group.actuators:
-                        if a.motor.fault:
-                            errors.append(f"controller '{info.name}' cannot start: joint '{name}' is driven "
-                                          f"by motor '{a.name}', which is in FAULT "
-                                          f"({a.motor.fault_reason}); reset the fault first")
+                        if a.motor.fault and self._throttle.ready(("start-fault", info.name, name)):
+                            logger.warning("controller '%s' starts with joint '%s' in FAULT (motor '%s': "
+                                           "%s): the joint gets no commands until the fault is reset "
+                                           "(~reset_faults), then it holds", info.name, name, a.name,
+                                           a.motor.fault_reason)
         for err in errors:
             logger.error("Rejecting the controller switch: %s", err)
         return not errors
@@ -821,12 +851,12 @@ class MiddlewareRobotHW(RobotHW):
         for g in changed:
             for a in g.actuators:
                 if a.motor.fault:
-                    sw.faulted[a.name] = a.motor.fault_reason
+                    sw.deferred[a.name] = a.motor.fault_reason
                 else:
                     sw.pending[a.name] = (a.motor, g.mode)
                     if g.ready and not g.faulted:  # without a measured position there is nothing to hold
                         self._send_neutral(a, g.mode)
-        sw.finished = not sw.pending and not sw.faulted
+        sw.finished = not sw.pending
         self._switch = sw
         if changed:
             logger.info("switch: %s", "; ".join(
@@ -877,9 +907,11 @@ class MiddlewareRobotHW(RobotHW):
             j.setpoint = math.nan  # from another mode: not a position the motor was tracking
 
     def switch_result(self, info: Optional[ControllerInfo] = None) -> SwitchState:
-        """ONGOING until every motor whose mode the last switch changed confirmed it (a reply to a frame
-        in the new mode), ERROR if one faulted meanwhile, else DONE.  With ``info``: only the motors of
-        that controller's joints (``start_asap``)."""
+        """ONGOING until every healthy motor whose mode the last switch changed confirmed it (a reply to
+        a frame in the new mode), else DONE.  A motor in FAULT (before or during the switch) is not
+        waited for: it takes the new mode when its fault is reset.  ERROR only for a switch
+        :meth:`do_switch` refused.  With ``info``: only the motors of that controller's joints
+        (``start_asap``)."""
         sw = self._switch
         if sw is None:
             return SwitchState.DONE
@@ -890,15 +922,14 @@ class MiddlewareRobotHW(RobotHW):
         if sw.pending:
             for name, (motor, mode) in list(sw.pending.items()):
                 if motor.fault:
-                    sw.faulted[name] = motor.fault_reason
+                    sw.deferred[name] = motor.fault_reason
                     del sw.pending[name]
+                    logger.warning("switch: motor '%s' went to FAULT before confirming %s (%s); its joints "
+                                   "take the new mode when the fault is reset", name, mode.name,
+                                   motor.fault_reason)
                 elif motor.mode_confirmed(mode):
                     del sw.pending[name]
         if info is None:
-            if sw.faulted:
-                self._fail(sw, set(sw.starts) - sw.done)
-                sw.finished = True
-                return SwitchState.ERROR
             if sw.pending:
                 return SwitchState.ONGOING
             sw.finished = True
@@ -909,27 +940,12 @@ class MiddlewareRobotHW(RobotHW):
             return SwitchState.DONE
         if info.name in sw.failed:
             return SwitchState.ERROR
-        if any(m in sw.faulted for m in motors):
-            self._fail(sw, {info.name})
-            result = SwitchState.ERROR
-        elif any(m in sw.pending for m in motors):
+        if any(m in sw.pending for m in motors):
             return SwitchState.ONGOING
-        else:
-            sw.done.add(info.name)
-            result = SwitchState.DONE
+        sw.done.add(info.name)
         if len(sw.done) + len(sw.failed) >= len(sw.starts):
             sw.finished = True
-        return result
-
-    def _fail(self, sw: _Switch, names: Set[str]) -> None:
-        names = names - sw.failed
-        if not names:
-            return
-        sw.failed |= names
-        logger.error("controller switch failed: motor(s) %s faulted before confirming the new mode; "
-                     "controller(s) %s not started, their joints hold",
-                     ", ".join(f"'{m}' ({r})" for m, r in sw.faulted.items()), ", ".join(sorted(names)))
-        self._apply({n: i for n, i in self._running.items() if n not in names})
+        return SwitchState.DONE
 
     # ============================================================== introspection
     def joint_names(self) -> List[str]:
@@ -1010,7 +1026,8 @@ class MiddlewareRobotHW(RobotHW):
         sw = self._switch
         switch = {"finished": True, "pending": [], "error": None}
         if sw is not None:
-            switch = {"finished": sw.finished, "pending": sorted(sw.pending), "error": sw.error}
+            switch = {"finished": sw.finished, "pending": sorted(sw.pending), "error": sw.error,
+                      "deferred": dict(sw.deferred)}
         return {"name": mw.name, "hold_mode": self._hold_mode_name, "joints": joints, "motors": motors,
                 "sensors": sensors, "switch": switch}
 
