@@ -267,14 +267,15 @@ class ControlLoop:
                 elif missed:
                     stats.late_cycles += 1
             if stall >= stall_after and self._throttle.ready("stall"):
-                logger.info("Control loop '%s': this thread was held up for %.1f ms (the host did not run it, "
-                            "or a controller blocked; not a hardware fault; %d so far); the controllers' "
-                            "clock advanced by %.1f ms only", self.name, stall * 1e3, self._stats.stalls, dt * 1e3)
+                logger.info("Control loop '%s': this thread was held up for %.1f ms (the host did not run "
+                            "it, or a controller blocked; not a hardware fault; %d so far); the "
+                            "controllers' clock advanced by %.1f ms only", self.name, stall * 1e3,
+                            self._stats.stalls, dt * 1e3)
             if missed:
                 if overrun and self._throttle.ready("overrun"):
-                    logger.warning("Control loop '%s' overran: cycle took %.2f ms (%.2f ms on the CPU), period "
-                                   "%.2f ms (%d overruns so far)", self.name, exec_time * 1e3, exec_cpu * 1e3,
-                                   period * 1e3, self._stats.overruns)
+                    logger.warning("Control loop '%s' overran: cycle took %.2f ms (%.2f ms on the CPU), "
+                                   "period %.2f ms (%d overruns so far)", self.name, exec_time * 1e3,
+                                   exec_cpu * 1e3, period * 1e3, self._stats.overruns)
                 elif not overrun and self._throttle.ready("late"):
                     logger.debug("Control loop '%s' woke up %.2f ms late (%d late cycles so far)",
                                  self.name, (end - deadline) * 1e3, self._stats.late_cycles)
