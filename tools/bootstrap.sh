@@ -15,7 +15,7 @@ debian_packages=(
   catkin python3-catkin-pkg ros-core-dev ros-message-generation ros-message-runtime
   python3-genpy python3-genmsg python3-rospy python3-roslaunch python3-rostest librostest-dev python3-rosunit
   python3-rosservice python3-rostopic python3-rosparam python3-rosnode python3-actionlib
-  ros-actionlib-msgs python3-actionlib-msgs ros-std-msgs python3-std-msgs ros-geometry-msgs
+  ros-actionlib-msgs python3-actionlib-msgs ros-std-msgs python3-std-msgs ros-std-srvs python3-std-srvs ros-geometry-msgs
   python3-geometry-msgs ros-sensor-msgs python3-sensor-msgs ros-trajectory-msgs
   python3-trajectory-msgs ros-diagnostic-msgs python3-diagnostic-msgs python3-diagnostic-updater
   ros-robot-state-publisher python3-can python3-lxml python3-numpy python3-yaml python3-pytest python3-pytest-timeout

@@ -17,8 +17,16 @@ Statuses (``name`` is ``"<node name>: <what>"``, ``hardware_id`` the bus and CAN
   ``frames_received/s``, error counters, ``bus_load_estimate`` (%), late cycles and overruns.
   WARN above the channel's ``max_bus_load`` or when errors grew since the last report.
 * ``control loop`` -- configured rate, measured rate, overruns (total and since last report),
-  errors, execution times.  WARN when the measured rate is more than 10 % below the configured one
-  or when overruns grew.
+  errors, execution times, host stalls (count, longest, since last report) and the trajectory
+  delay they caused (the period passed to the controllers is bounded, see
+  :mod:`~rospy_control.adapter.control_loop`).  WARN when the measured rate is more than 10 % below
+  the configured one, when overruns grew or when the host stalled since the last report (a host
+  problem, never reported as a hardware fault).
+* ``faults`` -- the middleware's fault log: each fault with its wall time, unit and reason, each
+  reset request, recovery or failed reset, each command-watchdog hold and release (newest last).
+  ERROR while a unit is in FAULT (message: the units and reasons), else OK.
+* ``simulator`` -- with the simulated firmware only: per motor the command frames received and the
+  largest position step between two consecutive command frames (joint side).
 * ``robot_hw`` -- from the RobotHW's ``status()``: hold mode, per joint the command interface,
   motor mode and controller, the pending mode switch, faulted joints (ERROR).  The motor statuses
   also get each driven joint's interface and controller from it.
@@ -55,6 +63,13 @@ def _fmt(value: Any) -> str:
     if hasattr(value, "name") and hasattr(value, "value"):  # IntEnum (ControlMode)
         return str(value.name)
     return str(value)
+
+
+def _wall(stamp: float) -> str:
+    """``time.time()`` stamp -> local ``HH:MM:SS.mmm`` ("-" for 0)."""
+    if not stamp:
+        return "-"
+    return time.strftime("%H:%M:%S", time.localtime(stamp)) + f".{int((stamp % 1.0) * 1000):03d}"
 
 
 def _status(name: str, hardware_id: str, level: int, message: str,
@@ -118,6 +133,10 @@ class DriverDiagnostics:
         hw = self.robot_hw_status(hw_status)
         if hw is not None:
             statuses.append(hw)
+        statuses.append(self.faults_status())
+        sim = self.simulator_status()
+        if sim is not None:
+            statuses.append(sim)
         for source in self.extra:
             try:
                 statuses.extend(source())
@@ -173,6 +192,9 @@ class DriverDiagnostics:
             level, message = WARN, "no reply yet"
         elif getattr(state, "error_code", 0):
             level, message = WARN, f"firmware error code 0x{state.error_code:02X}"
+        elif getattr(state, "watchdog", False):
+            level, message = WARN, ("command watchdog: the control loop sent no command for too long, the "
+                                    "bus thread holds the motor")
         elif kind == "Motor":
             level = OK
             message = f"{_fmt(state.mode)}" + ("" if state.enabled else " (disabled)")
@@ -207,6 +229,10 @@ class DriverDiagnostics:
                     "bad_frames", "bus_errors", "tx_errors", "rx_errors", "thread_errors"):
             if key in ch:
                 values.append((key, ch[key]))
+        # host lateness of the bus thread (never a unit's fault) and the command watchdog
+        for key, value in sorted(ch.items()):
+            if ("stall" in key or "watchdog" in key) and not isinstance(value, dict):
+                values.append((key, value))
         for unit, n in sorted(timeouts.items()):
             values.append((f"reply_timeouts {unit}", n))
         self._last_channels[name] = dict(ch)
@@ -232,10 +258,11 @@ class DriverDiagnostics:
     def loop_status(self, elapsed: float) -> DiagnosticStatus:
         loop = self.loop
         stats = loop.stats().as_dict()
-        last = self._last_loop or {"cycles": 0, "overruns": 0, "errors": 0}
+        last = self._last_loop or {"cycles": 0, "overruns": 0, "errors": 0, "stalls": 0}
         rate = (stats["cycles"] - last["cycles"]) / elapsed
         new_overruns = stats["overruns"] - last["overruns"]
         new_errors = stats["errors"] - last["errors"]
+        new_stalls = stats.get("stalls", 0) - last.get("stalls", 0)
         self._last_loop = stats
         values: List[Tuple[str, Any]] = [
             ("rate (configured, Hz)", float(loop.rate)), ("rate (measured, Hz)", rate),
@@ -245,6 +272,12 @@ class DriverDiagnostics:
             ("mean execution time (ms)", 1e3 * stats["mean_exec"]),
             ("max execution time (ms)", 1e3 * stats["max_exec"]),
             ("last period (ms)", 1e3 * stats["last_period"]),
+            ("host stalls (>= 20 ms)", stats.get("stalls", 0)), ("host stalls since last report", new_stalls),
+            ("longest host stall (ms)", 1e3 * stats.get("longest_stall", 0.0)),
+            ("last host stall (wall time)", _wall(stats.get("last_stall_time", 0.0))),
+            ("bounded periods", stats.get("clamped_cycles", 0)),
+            ("trajectory delay (ms)", 1e3 * stats.get("delay", 0.0)),
+            ("max period passed (ms)", 1e3 * float(getattr(loop, "max_period", 0.0))),
         ]
         running = loop.is_running()
         if not running:
@@ -255,10 +288,64 @@ class DriverDiagnostics:
             level, message = WARN, f"rate {rate:.1f} Hz below the configured {loop.rate:.1f} Hz"
         elif new_overruns:
             level, message = WARN, f"{new_overruns} overrun(s)"
+        elif new_stalls:
+            longest = 1e3 * stats.get("longest_stall", 0.0)
+            delay = 1e3 * stats.get("delay", 0.0)
+            level, message = WARN, (f"host stalled {new_stalls} time(s) (longest so far {longest:.0f} ms); "
+                                    f"trajectories delayed by {delay:.0f} ms in total; not a hardware fault")
         else:
             level, message = OK, f"{rate:.1f} Hz"
         return _status(self._name("control loop"), getattr(loop, "name", "control_loop"), level, message,
                        values)
+
+    # -- fault log and simulator ------------------------------------------------------------------
+    #: events shown in the ``faults`` status (newest)
+    MAX_EVENTS = 40
+
+    def faults_status(self) -> DiagnosticStatus:
+        """Current faults (ERROR) and the fault log: faults, resets, recoveries, watchdog holds."""
+        name = self._name("faults")
+        try:
+            current = self.mw.faults()
+        except Exception as err:  # noqa: BLE001
+            return _status(name, self.mw.name, ERROR, f"fault state unavailable: {err}", [])
+        events_fn = getattr(self.mw, "events", None)
+        events = list(events_fn()) if callable(events_fn) else []
+        values: List[Tuple[str, Any]] = [("units in FAULT", len(current))]
+        for unit, reason in sorted(current.items()):
+            values.append((f"FAULT {unit}", reason))
+        values.append(("events logged", len(events)))
+        for ev in events[-self.MAX_EVENTS:]:
+            values.append((f"#{ev.seq} {_wall(ev.wall_time)} {ev.unit}", f"{ev.kind}: {ev.message}"))
+        if current:
+            level = ERROR
+            message = "FAULT: " + "; ".join(f"{u}: {r}" for u, r in sorted(current.items()))
+        else:
+            level = OK
+            resets = sum(1 for ev in events if ev.kind == "recovered")
+            message = "no unit in FAULT" + (f" ({resets} recovered by reset)" if resets else "")
+        return _status(name, self.mw.name, level, message, values)
+
+    def simulator_status(self) -> Optional[DiagnosticStatus]:
+        """Command statistics of the simulated firmware (None on real hardware)."""
+        stats_fn = getattr(self.mw, "simulator_command_stats", None)
+        if not callable(stats_fn):
+            return None
+        try:
+            stats = stats_fn()
+        except Exception as err:  # noqa: BLE001
+            return _status(self._name("simulator"), self.mw.name, WARN, f"statistics failed: {err}", [])
+        if not stats:
+            return None
+        values: List[Tuple[str, Any]] = []
+        worst = 0.0
+        for unit, st in sorted(stats.items()):
+            step = float(st.get("max_step", 0.0) or 0.0)
+            worst = max(worst, step)
+            values.append((f"{unit} command frames", st.get("count", 0)))
+            values.append((f"{unit} max command step (rad)", step))
+        return _status(self._name("simulator"), self.mw.name, OK,
+                       f"simulated firmware; largest command step {worst:.4f} rad", values)
 
     # -- robot_hw ---------------------------------------------------------------------------------
     def _robot_hw_report(self) -> Any:

@@ -74,6 +74,20 @@ Parameters read: ``robot_description`` (URDF), ``joint_limits/<joint>/...``, ``<
 Published: ``joint_states`` (sensor_msgs/JointState), ``/diagnostics``
 (diagnostic_msgs/DiagnosticArray), the controllers' topics and actions, and (ros_control branch)
 ``controller_manager/statistics``.  Services (ros_control branch): ``controller_manager/*``.
+
+Services (both branches):
+
+* ``~reset_faults`` (std_srvs/Trigger) -- re-enables every unit in FAULT whose cause has cleared and
+  answers once the control loop has taken the recovered joints back (the running controllers
+  restart holding the measured position, the trajectory controller accepts goals again);
+  ``success`` is false and ``message`` names the units still failing, with the reason.
+* ``~sim/set_fault`` (rospy_control/SetSimFault) and ``~sim/reset_command_stats``
+  (std_srvs/Trigger), with ``~sim`` only -- switch a fault of the simulated firmware on or off, and
+  reset the per-motor command statistics the simulator reports on ``/diagnostics``.
+
+A fault at start-up (a motor that does not answer) is not a configuration error: the node starts,
+reports the faulted joints (log and ``/diagnostics``), runs the controllers, whose faulted joints get
+no commands until ``~reset_faults`` succeeds.
 """
 from __future__ import annotations
 
@@ -266,6 +280,8 @@ class Driver:
         self.diagnostics: Any = None
         self._diag_pub: Any = None
         self._js_pub: Any = None
+        self.fault_reset: Any = None
+        self._services: List[Any] = []
         self._closed = False
 
     # -- start-up ---------------------------------------------------------------------------------
@@ -310,8 +326,10 @@ class Driver:
             self._start_ros_control()
         else:
             self._start_standalone(types)
+        self._start_fault_services()
         if p.diagnostics_period > 0.0:
             self._start_diagnostics()
+        self._report_start_faults()
         self._hint(types)
         logger.info("driver: %s branch running at %.0f Hz with %d joint(s)%s; hardware '%s'%s",
                     "ros_control" if p.use_ros_control else "standalone", p.control_rate, len(joints),
@@ -395,6 +413,64 @@ class Driver:
             logger.info("standalone: FollowJointTrajectory server '%s'", nh.resolve_name(
                 name + "/follow_joint_trajectory"))
 
+    def _start_fault_services(self) -> None:
+        """``~reset_faults`` (std_srvs/Trigger) and, on the simulated robot, ``~sim/set_fault``
+        (rospy_control/SetSimFault) and ``~sim/reset_command_stats`` (std_srvs/Trigger)."""
+        import rospy
+        from std_srvs.srv import Trigger, TriggerResponse
+
+        from rospy_control.adapter.fault_reset import FaultReset
+
+        self.fault_reset = FaultReset(self.robot_hw, self.loop)
+
+        def reset_faults(_req):
+            try:
+                ok, message = self.fault_reset.reset()
+            except Exception as err:  # noqa: BLE001 - answer the caller, never kill the service thread
+                logger.error("reset_faults failed: %s", err, exc_info=err)
+                ok, message = False, f"reset failed: {type(err).__name__}: {err}"
+            return TriggerResponse(success=ok, message=message)
+
+        self._services.append(rospy.Service("~reset_faults", Trigger, reset_faults))
+        if not self.params.sim:
+            return
+        from rospy_control.srv import SetSimFault, SetSimFaultResponse
+
+        mw = self.middleware
+
+        def set_fault(req):
+            value = req.value if req.value else None
+            unit = req.unit
+            channel = mw.channels.get(unit)
+            if channel is not None and channel.units:  # a bus-wide fault named by its channel
+                unit = channel.units[0].name
+            try:
+                mw.set_sim_fault(unit, req.fault, bool(req.enable), value)
+            except Exception as err:  # noqa: BLE001 - a bad request is answered, not raised
+                return SetSimFaultResponse(success=False, message=str(err))
+            text = f"simulated fault '{req.fault}' of '{req.unit}' switched {'on' if req.enable else 'off'}"
+            logger.warning("sim: %s", text)
+            return SetSimFaultResponse(success=True, message=text)
+
+        def reset_stats(_req):
+            mw.reset_simulator_command_stats()
+            return TriggerResponse(success=True, message="command statistics of the simulated motors reset")
+
+        self._services.append(rospy.Service("~sim/set_fault", SetSimFault, set_fault))
+        self._services.append(rospy.Service("~sim/reset_command_stats", Trigger, reset_stats))
+
+    def _report_start_faults(self) -> None:
+        """A fault at start-up is a fault, not a configuration error: the node stays up and says so."""
+        import rospy
+
+        faulted = self.robot_hw.faulted_joints() if self.robot_hw is not None else {}
+        if not faulted:
+            return
+        logger.error("driver: started with joint(s) in FAULT: %s. Their controllers run but send them "
+                     "nothing; once the hardware answers, call 'rosservice call %s' to bring them back",
+                     "; ".join(f"{j} ({r})" for j, r in sorted(faulted.items())),
+                     rospy.resolve_name("~reset_faults"))
+
     def _start_diagnostics(self) -> None:
         import rospy
         from diagnostic_msgs.msg import DiagnosticArray
@@ -431,6 +507,7 @@ class Driver:
         self._closed = True
         steps = [
             ("diagnostics", lambda: self.diagnostics and self.diagnostics.stop()),
+            ("fault services", self._shutdown_services),
             ("joint_states thread", lambda: self.joint_states and self.joint_states.stop()),
             ("controller manager services", lambda: self.cm_ros and self.cm_ros.shutdown()),
             ("control loop", lambda: self.loop and self.loop.stop()),
@@ -445,6 +522,11 @@ class Driver:
                 step()
             except Exception as err:  # noqa: BLE001 - shut down the rest regardless
                 logger.error("driver: shutting down the %s failed: %s", what, err)
+
+    def _shutdown_services(self) -> None:
+        for service in self._services:
+            service.shutdown("driver shutting down")
+        self._services = []
 
     def _stop_runner(self) -> None:
         if self.runner is None:
