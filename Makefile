@@ -1,7 +1,8 @@
 # rospy_control: the two commands of the README.
 #   make run   -- install what is missing, build the catkin workspace, launch the simulated robot
 #   make test  -- same set-up, then every test (pytest unit suite + rostests)
-# Other targets: deps, build, unit, rostest, lint, bench, clean.
+# Other targets: deps, build, unit, rostest, stress (rostests with two CPU hogs alongside), lint, bench,
+# clean.
 #
 # The catkin workspace lives in .ws/ (ignored by git): .ws/src links this repository and, only where
 # the system lacks them, the message packages carried in ros_deps/.
@@ -16,7 +17,7 @@ PY := /usr/bin/python3
 WS := $(CURDIR)/.ws
 ENV := $(CURDIR)/tools/env.sh
 
-.PHONY: all deps build unit rostest test lint run bench clean
+.PHONY: all deps build unit rostest stress test lint run bench clean
 
 all: build
 
@@ -31,6 +32,9 @@ unit: build
 
 rostest: build
 	@source $(ENV) && $(CURDIR)/tools/run_rostests.sh
+
+stress: build
+	@source $(ENV) && $(CURDIR)/tools/stress.sh
 
 test: build
 	@$(CURDIR)/tools/run_tests.sh
