@@ -6,6 +6,8 @@ JointState, PositionJoint, VelocityJoint and EffortJoint interfaces; test contro
 cm_test_controllers.py.  Every test starts from an empty manager (reload_controller_libraries with
 force_kill).
 """
+import threading
+import time
 import unittest
 
 import rospy
@@ -43,8 +45,8 @@ class ControllerManagerServicesTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         rospy.init_node("test_controller_manager_services")
-        for name in SERVICES:
-            rospy.wait_for_service(NS + name, timeout=30.0)
+        for name in SERVICES:  # three managers and two test nodes start at once on a loaded host
+            rospy.wait_for_service(NS + name, timeout=120.0)
         cls.load = rospy.ServiceProxy(NS + "load_controller", LoadController)
         cls.unload = rospy.ServiceProxy(NS + "unload_controller", UnloadController)
         cls.switch_srv = rospy.ServiceProxy(NS + "switch_controller", SwitchController)
@@ -183,14 +185,31 @@ class ControllerManagerServicesTest(unittest.TestCase):
     def test_statistics_are_published(self):
         self.load_all("effort1", "state")
         self.assertTrue(self.switch(start=["effort1"]))
-        rospy.sleep(0.3)
-        deadline = rospy.Time.now() + rospy.Duration(5.0)
-        while True:
-            msg = rospy.wait_for_message(NS + "statistics", ControllersStatistics, timeout=5.0)
-            names = [c.name for c in msg.controller]
-            if names == ["effort1", "state"] or rospy.Time.now() > deadline:
-                break
-        self.assertEqual(names, ["effort1", "state"])
+        latest = []
+        arrived = threading.Condition()
+
+        def callback(msg):
+            with arrived:
+                latest[:] = [msg]
+                arrived.notify_all()
+
+        def complete(msg):
+            # both controllers listed, and effort1 has been timed since it started
+            return ([c.name for c in msg.controller] == ["effort1", "state"]
+                    and msg.controller[0].running and msg.controller[0].mean_time.to_sec() > 0.0)
+
+        sub = rospy.Subscriber(NS + "statistics", ControllersStatistics, callback, queue_size=1)
+        try:
+            # published every 0.2 s; a loaded host may delay the subscription and the messages
+            deadline = time.monotonic() + 30.0
+            with arrived:
+                while not (latest and complete(latest[0])) and time.monotonic() < deadline:
+                    arrived.wait(0.5)
+                msg = latest[0] if latest else None
+        finally:
+            sub.unregister()
+        self.assertIsNotNone(msg, "no statistics message")
+        self.assertEqual([c.name for c in msg.controller], ["effort1", "state"])
         effort1, state = msg.controller
         self.assertTrue(effort1.running)
         self.assertFalse(state.running)

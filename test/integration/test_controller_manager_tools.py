@@ -17,6 +17,7 @@ import tempfile
 import time
 import unittest
 
+import rosgraph
 import rospy
 from controller_manager_msgs.srv import ListControllers
 from std_msgs.msg import Bool
@@ -35,7 +36,18 @@ def env_for(namespace):
     return env
 
 
-def run_tool(tool, *args, namespace=NS, timeout=30.0):
+#: Seconds a tool process may take to run to completion.  A tool is a Python process that imports
+#: rospy and talks to the master: ~1 s on an idle machine, 10 s and more on a loaded one.
+TOOL_TIMEOUT = 90.0
+#: Seconds to wait for a tool's effect (a spawner starting up and loading, ...): a condition is
+#: polled, so a generous value costs nothing when things go well.
+EFFECT_TIMEOUT = 60.0
+#: Seconds a killed spawner/unspawner may take to exit: its clean-up budget (10 s) plus rospy's
+#: shutdown and the process exit, on a loaded host.  roslaunch escalates to SIGTERM after 15 s.
+EXIT_TIMEOUT = 30.0
+
+
+def run_tool(tool, *args, namespace=NS, timeout=TOOL_TIMEOUT):
     """Run scripts/<tool> to completion; returns (exit status, stdout)."""
     proc = subprocess.run([sys.executable, os.path.join(SCRIPTS, tool)] + list(args), env=env_for(namespace),
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout,
@@ -66,9 +78,27 @@ def line(name, iface, state):
     return f"'{name}' - '{iface}' ( {state} )\n"
 
 
+def wait_until(predicate, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return predicate()
+
+
+def advertised(service):
+    """True while the master lists ``service``."""
+    try:
+        rosgraph.Master(rospy.get_name()).lookupService(service)
+        return True
+    except rosgraph.MasterError:
+        return False
+
+
 def rosnode_kill(node):
-    subprocess.run(["rosnode", "kill", node], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=20,
-                   check=True)
+    subprocess.run(["rosnode", "kill", node], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                   timeout=TOOL_TIMEOUT, check=True)
 
 
 class ControllerManagerToolsTest(unittest.TestCase):
@@ -76,9 +106,9 @@ class ControllerManagerToolsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         rospy.init_node("test_controller_manager_tools")
-        for ns in (NS, "/doomed"):
-            rospy.wait_for_service(ns + "/controller_manager/list_controllers", timeout=30.0)
-            rospy.wait_for_service(ns + "/controller_manager/switch_controller", timeout=30.0)
+        for ns in (NS, "/doomed"):  # three managers and two test nodes start at once
+            rospy.wait_for_service(ns + "/controller_manager/list_controllers", timeout=120.0)
+            rospy.wait_for_service(ns + "/controller_manager/switch_controller", timeout=120.0)
 
     def setUp(self):
         self.assertEqual(cm("reload-libraries"), "Restore: False\nSuccessfully reloaded libraries\n")
@@ -87,7 +117,7 @@ class ControllerManagerToolsTest(unittest.TestCase):
         proxy = rospy.ServiceProxy(ns + "/controller_manager/list_controllers", ListControllers)
         return {c.name: c.state for c in proxy().controller}
 
-    def wait_listed(self, expected, ns=NS, timeout=10.0):
+    def wait_listed(self, expected, ns=NS, timeout=EFFECT_TIMEOUT):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             current = self.listed(ns)
@@ -134,11 +164,11 @@ class ControllerManagerToolsTest(unittest.TestCase):
         unspawner = start_tool("unspawner", "my_controller1", "__name:=myunspawner")
         self.wait_listed({"my_controller1": "stopped", "my_controller2": "stopped"})
         rosnode_kill(NS + "/myunspawner")
-        self.assertEqual(self.wait_exit(unspawner, 15.0), 0)
+        self.assertEqual(self.wait_exit(unspawner, EXIT_TIMEOUT), 0)
         self.assertEqual(cm("list"), c1_running + c2_stopped)
 
         rosnode_kill(NS + "/myspawner")
-        self.assertEqual(self.wait_exit(spawner, 15.0), 0)
+        self.assertEqual(self.wait_exit(spawner, EXIT_TIMEOUT), 0)
         self.assertEqual(cm("list"), c2_stopped)
 
         self.assertEqual(cm("spawn", "my_controller1"),
@@ -191,7 +221,7 @@ class ControllerManagerToolsTest(unittest.TestCase):
         cm("kill", "my_controller3")
         cm("start", "my_controller4")
         rosnode_kill(NS + "/spawner_a")
-        self.assertEqual(self.wait_exit(spawner, 15.0), 0)
+        self.assertEqual(self.wait_exit(spawner, EXIT_TIMEOUT), 0)
         self.assertEqual(self.listed(), {"my_controller4": "running"})
 
     def test_spawner_stopped_and_yaml_file(self):
@@ -204,7 +234,7 @@ class ControllerManagerToolsTest(unittest.TestCase):
             self.wait_listed({"yaml_controller": "initialized", "my_controller3": "initialized"})
             self.assertEqual(rospy.get_param(NS + "/yaml_controller/joints"), ["joint3"])
             spawner.send_signal(signal.SIGINT)  # what roslaunch does
-            self.assertEqual(self.wait_exit(spawner, 15.0), 0)
+            self.assertEqual(self.wait_exit(spawner, EXIT_TIMEOUT), 0)
             self.assertEqual(self.listed(), {})
         finally:
             os.unlink(path)
@@ -213,12 +243,15 @@ class ControllerManagerToolsTest(unittest.TestCase):
         go = rospy.Publisher(NS + "/go", Bool, queue_size=1, latch=True)
         go.publish(Bool(data=False))
         spawner = start_tool("spawner", "--wait-for", "go", "my_controller3", "__name:=spawner_e")
-        time.sleep(2.0)
+        # It subscribes once the manager's services are there, and then hears the latched False.
+        self.assertTrue(wait_until(lambda: go.get_num_connections() > 0, EFFECT_TIMEOUT),
+                        "the spawner never subscribed to its --wait-for topic")
+        time.sleep(1.0)  # time to (wrongly) act on the False
         self.assertEqual(self.listed(), {}, "nothing before the topic says True")
         go.publish(Bool(data=True))
         self.wait_listed({"my_controller3": "running"})
         rosnode_kill(NS + "/spawner_e")
-        self.assertEqual(self.wait_exit(spawner, 15.0), 0)
+        self.assertEqual(self.wait_exit(spawner, EXIT_TIMEOUT), 0)
         self.assertEqual(self.listed(), {})
         go.unregister()
 
@@ -227,17 +260,21 @@ class ControllerManagerToolsTest(unittest.TestCase):
         status, _ = run_tool("spawner", "--timeout", "1", "my_controller1", "__name:=spawner_c",
                              namespace="/nowhere")
         self.assertEqual(status, 1)
-        self.assertLess(time.monotonic() - started, 15.0)
+        # 1 s plus the process start-up (seconds on a loaded host); the default --timeout is 30 s
+        self.assertLess(time.monotonic() - started, 25.0, "--timeout ignored")
 
     def test_spawner_never_hangs_when_the_manager_is_gone(self):
         spawner = start_tool("spawner", "my_controller1", "__name:=spawner_d", namespace="/doomed")
         self.wait_listed({"my_controller1": "running"}, ns="/doomed")
         rosnode_kill("/doomed/cm")
-        time.sleep(1.0)
+        self.assertTrue(wait_until(lambda: not advertised("/doomed/controller_manager/list_controllers"),
+                                   EFFECT_TIMEOUT), "the manager in /doomed did not go away")
         started = time.monotonic()
         rosnode_kill("/doomed/spawner_d")
-        self.assertEqual(self.wait_exit(spawner, 15.0), 0)
-        self.assertLess(time.monotonic() - started, 12.0)
+        self.assertEqual(self.wait_exit(spawner, EXIT_TIMEOUT), 0)
+        # its clean-up budget (10 s; a manager that is gone takes no time) plus rosnode's start-up
+        # and the process exit on a loaded host
+        self.assertLess(time.monotonic() - started, 20.0)
 
     # -- Python API (controller_manager_interface_test in our words) ---------------------------------
     def test_python_api(self):
