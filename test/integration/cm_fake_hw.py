@@ -6,8 +6,13 @@
   EffortJoint interfaces, each interface with its own command field (``command_position``,
   ``command_velocity``, ``command_effort``).  Which command moves a joint is decided in
   :meth:`do_switch` from the started controllers' claimed interfaces, like a real multi-mode motor.
-  :meth:`write` integrates: position mode follows the command at once, velocity mode integrates
-  the velocity, effort mode drives a damped unit inertia;
+  Position mode follows the command at once (in :meth:`write`).  Velocity and effort mode move the
+  joint in :meth:`read`, over the time that passed since the previous ``read`` (the ``time``
+  argument, not the loop's ``period``, which the loop bounds): like a real motor, the joint keeps
+  moving in real time while the host holds the control loop up, and the state read at time ``t`` is
+  the motion up to ``t``, so ``position(t2) - position(t1) == velocity * (t2 - t1)`` between any two
+  stamps.  Velocity mode integrates the last commanded velocity, effort mode drives a damped unit
+  inertia with the last commanded effort;
 * state-only "wave" joints (default ``wave_joint``) whose state is a known function of the time
   passed to :meth:`read`: position ``sin(t)``, velocity ``cos(t)``, effort ``-sin(t)``.  A rostest can
   therefore check that ``/joint_states`` carries exactly the hardware's values at the stamped time.
@@ -57,6 +62,8 @@ class FakeRobotHW(RobotHW):
         positions = list(initial_positions or [0.0] * len(self.joints))
         self.data: Dict[str, JointData] = {}
         self.mode: Dict[str, Optional[str]] = {}
+        #: Time of the previous read() (None before the first).
+        self.last_read: Optional[float] = None
         self.js = JointStateInterface()
         self.pj = PositionJointInterface()
         self.vj = VelocityJointInterface()
@@ -90,6 +97,21 @@ class FakeRobotHW(RobotHW):
                         self.mode[joint] = claimed.hardware_interface
 
     def read(self, time: float, period: float) -> None:
+        dt = 0.0 if self.last_read is None else max(0.0, time - self.last_read)
+        self.last_read = time
+        for name in self.joints:
+            data = self.data[name]
+            mode = self.mode[name]
+            if mode == VELOCITY:
+                data.position += data.velocity * dt
+            elif mode == EFFORT:
+                # semi-implicit Euler, in steps of at most 10 ms so that a long gap stays stable
+                remaining = dt
+                while remaining > 0.0:
+                    step = min(remaining, 0.01)
+                    data.velocity += (data.effort - self.damping * data.velocity) * step
+                    data.position += data.velocity * step
+                    remaining -= step
         for name in self.wave_joints:
             data = self.data[name]
             data.position, data.velocity, data.effort = wave(time)
@@ -106,13 +128,10 @@ class FakeRobotHW(RobotHW):
             elif mode == VELOCITY:
                 velocity = data.command_velocity
                 if math.isfinite(velocity):
-                    data.velocity = velocity
-                    data.position += velocity * period
+                    data.velocity = velocity  # read() moves the joint at this velocity
             elif mode == EFFORT:
                 effort = data.command_effort
                 if math.isfinite(effort):
-                    data.effort = effort
-                    data.velocity += (effort - self.damping * data.velocity) * period
-                    data.position += data.velocity * period
+                    data.effort = effort  # read() applies it
             else:
                 data.velocity = 0.0

@@ -153,3 +153,45 @@ def max_abs_diff(a: List[float], b: List[float]) -> float:
 
 def finite(values) -> bool:
     return all(math.isfinite(v) for v in values)
+
+
+# -- helpers added for hosts that are not real-time (stalls of 100-250 ms, late wake-ups) ----------
+def binned_rates(times: List[float], width: float = 1.0) -> List[float]:
+    """Messages per second in each full ``width``-second bin from ``times[0]`` (sorted times)."""
+    if not times:
+        return []
+    t0 = times[0]
+    bins = int((times[-1] - t0) // width)
+    counts = [0] * bins
+    for t in times:
+        k = int((t - t0) // width)
+        if k < bins:
+            counts[k] += 1
+    return [c / width for c in counts]
+
+
+def median_rate(times: List[float], width: float = 1.0) -> float:
+    """Median of :func:`binned_rates`: the rate a topic keeps, robust to the one or two bins that a
+    host stall empties and the catch-up after it fills (a rate over the whole window is not: a
+    250 ms stall near either end shifts it by 250 ms / window).  NaN with fewer than 3 full bins."""
+    rates = sorted(binned_rates(times, width))
+    if len(rates) < 3:
+        return float("nan")
+    mid = len(rates) // 2
+    return rates[mid] if len(rates) % 2 else 0.5 * (rates[mid - 1] + rates[mid])
+
+
+def wait_fresh(recorder: Recorder, after: float, timeout: float = 30.0):
+    """The first message of ``recorder`` (newest first) stamped later than ``after`` (ROS time, s),
+    waiting for it up to ``timeout`` seconds; None if none came.  Use it instead of a fixed sleep
+    before reading a state that must reflect something that has just happened."""
+    found = []
+
+    def fresh() -> bool:
+        msg = recorder.latest()
+        if msg is not None and msg.header.stamp.to_sec() > after:
+            found.append(msg)
+            return True
+        return False
+
+    return found[-1] if wait_for(fresh, timeout) and found else None

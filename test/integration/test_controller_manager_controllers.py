@@ -7,6 +7,8 @@ start at 0.1, 0.2, 0.3 and move only when a command interface drives them; ``wav
 compared exactly with the hardware's at the stamped time.
 """
 import math
+import os
+import sys
 import threading
 import time
 import unittest
@@ -21,6 +23,9 @@ from controller_manager_msgs.srv import (
 )
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64, Float64MultiArray
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from driver_test_utils import median_rate  # noqa: E402
 
 NS = "/motion"
 CM = NS + "/controller_manager/"
@@ -47,7 +52,7 @@ class JointStates:
         with self.lock:
             return list(self.messages)
 
-    def latest(self, timeout=5.0):
+    def latest(self, timeout=30.0):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self.lock:
@@ -68,7 +73,7 @@ class ControllersTest(unittest.TestCase):
         rospy.init_node("test_controller_manager_controllers")
         for name in ("load_controller", "switch_controller", "list_controllers",
                      "reload_controller_libraries"):
-            rospy.wait_for_service(CM + name, timeout=30.0)
+            rospy.wait_for_service(CM + name, timeout=120.0)
         cls.load = rospy.ServiceProxy(CM + "load_controller", LoadController)
         cls.switch_srv = rospy.ServiceProxy(CM + "switch_controller", SwitchController)
         cls.list_srv = rospy.ServiceProxy(CM + "list_controllers", ListControllers)
@@ -90,7 +95,7 @@ class ControllersTest(unittest.TestCase):
         return self.switch_srv(start_controllers=list(start), stop_controllers=list(stop),
                                strictness=SwitchControllerRequest.STRICT, start_asap=False, timeout=0.0).ok
 
-    def wait_for(self, predicate, timeout=5.0, what="condition"):
+    def wait_for(self, predicate, timeout=30.0, what="condition"):
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if predicate():
@@ -101,14 +106,18 @@ class ControllersTest(unittest.TestCase):
     # -- joint_state_controller -------------------------------------------------------------------
     def test_1_joint_state_controller_publishes_the_hardware_at_its_rate(self):
         self.states.clear()
-        time.sleep(3.0)
+        time.sleep(6.0)  # the measurement window
         received = self.states.snapshot()
         self.assertGreater(len(received), 100)
         stamps = [m.header.stamp.to_sec() for _, m in received]
         self.assertTrue(all(b > a for a, b in zip(stamps, stamps[1:])), "stamps strictly increase")
-        stamp_rate = (len(stamps) - 1) / (stamps[-1] - stamps[0])
+        # per-second rates, median: a host stall empties one bin and the catch-up fills the next
+        stamp_rate = median_rate(stamps)
+        arrival_rate = median_rate([arrival for arrival, _ in received])
+        rospy.loginfo("joint_states: %.2f Hz by stamps, %.2f Hz by arrival (median of 1 s bins; "
+                      "%.2f Hz over the window); configured %.1f Hz", stamp_rate, arrival_rate,
+                      (len(stamps) - 1) / (stamps[-1] - stamps[0]), RATE)
         self.assertAlmostEqual(stamp_rate, RATE, delta=0.05 * RATE)
-        arrival_rate = (len(received) - 1) / (received[-1][0] - received[0][0])
         self.assertAlmostEqual(arrival_rate, RATE, delta=0.05 * RATE)
 
         for _, msg in received:
@@ -163,9 +172,14 @@ class ControllersTest(unittest.TestCase):
             return abs(msg.velocity[msg.name.index("joint3")] - 2.0) < 1e-9
 
         self.wait_for(moving, what="joint3 at 2 rad/s")
-        before = (self.states.latest().header.stamp.to_sec(), self.states.position("joint3"))
+
+        def stamped_position():  # stamp and position of one message
+            msg = self.states.latest()
+            return msg.header.stamp.to_sec(), msg.position[msg.name.index("joint3")]
+
+        before = stamped_position()
         time.sleep(1.0)
-        after = (self.states.latest().header.stamp.to_sec(), self.states.position("joint3"))
+        after = stamped_position()
         slope = (after[1] - before[1]) / (after[0] - before[0])
         self.assertAlmostEqual(slope, 2.0, delta=0.2)
 
