@@ -65,8 +65,9 @@ def test_switching_position_and_velocity_group_controllers(make_hw):
         before = {j: position(hw, j) for j in ARM}
         result = cm.switch_controller(["vel"], ["pos"], STRICT)
         assert result.ok, result.message
-        assert all(mw.snapshot()[m].mode == ControlMode.VELOCITY for m in
-                   ("shoulder_pan_motor", "wrist_a_motor", "wrist_b_motor"))
+        # confirmed by the motors (the published snapshot may be one bus cycle behind the confirmation)
+        assert wait_until(lambda: all(mw.snapshot()[m].mode == ControlMode.VELOCITY for m in
+                                      ("shoulder_pan_motor", "wrist_a_motor", "wrist_b_motor")), 1.0)
         assert hw.active_interface("elbow_joint") == "hardware_interface::VelocityJointInterface"
         assert mw.snapshot()["gripper_motor"].mode == ControlMode.POSITION  # not switched: holds
         time.sleep(0.1)
@@ -76,7 +77,7 @@ def test_switching_position_and_velocity_group_controllers(make_hw):
             assert abs(position(hw, j) - before[j]) < 0.02
         result = cm.switch_controller(["pos"], ["vel"], STRICT)
         assert result.ok, result.message
-        assert mw.snapshot()["shoulder_pan_motor"].mode == ControlMode.POSITION
+        assert wait_until(lambda: mw.snapshot()["shoulder_pan_motor"].mode == ControlMode.POSITION, 1.0)
 
 
 def loop_ran(hw) -> bool:
