@@ -100,7 +100,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="peak excursion per joint (default 0.4 rad, 0.015 m for prismatic joints)")
     parser.add_argument("--points", type=int, default=20, help="trajectory points (default 20)")
     parser.add_argument("--namespace", default="", help="namespace of the controller (default: relative)")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the server")
+    parser.add_argument("--timeout", type=float, default=30.0,
+                        help="seconds to wait for the action server and for /joint_states, and beyond "
+                             "the trajectory's duration for the result (default 30: a driver that has "
+                             "just been launched on a loaded host takes a while)")
     return parser.parse_args(list(argv))
 
 
@@ -181,7 +184,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     text = f": {result.error_string}" if result is not None and result.error_string else ""
     print(f"Result: {actionlib.get_name_of_constant(actionlib.GoalStatus, state)}, error_code "
           f"{code} ({names.get(code, '?')}){text}")
-    final = _current_positions(joints, 2.0)
+    final = _current_positions(joints, 10.0)
     if final is not None:
         worst = max(abs(a - b) for a, b in zip(final, start))
         print(f"Final max |position - start| = {worst:.4f}")
