@@ -52,9 +52,9 @@ class DriverArmTest(unittest.TestCase):
         cls.goal_tol = 0.02
         cls.js = u.JointStates()
         cls.diag = u.Diagnostics()
-        cls.arm = u.client(ARM, 90.0)
-        cls.gripper = u.client(GRIPPER, 30.0)
-        if not u.wait_for(lambda: cls.js.positions(cls.arm_joints) is not None, 30.0):
+        cls.arm = u.client(ARM, 180.0)  # the driver and the spawner start at once on a loaded host
+        cls.gripper = u.client(GRIPPER, 60.0)
+        if not u.wait_for(lambda: cls.js.positions(cls.arm_joints) is not None, 60.0):
             raise AssertionError("no /joint_states with the arm joints")
 
     # -- helpers ----------------------------------------------------------------------------------
@@ -69,19 +69,32 @@ class DriverArmTest(unittest.TestCase):
         return excursion(start, [amplitude] * len(joints), [self.limits[j] for j in joints], margin=0.15)
 
     def run_goal(self, client, goal, timeout):
+        """Send ``goal`` and wait for its result: ``timeout`` is the goal's own duration plus a
+        generous margin for a loaded host (it only bounds the wait)."""
         client.send_goal(goal)
-        self.assertTrue(client.wait_for_result(rospy.Duration(timeout)), "no result in time")
+        self.assertTrue(client.wait_for_result(rospy.Duration(timeout + 20.0)), "no result in time")
         return client.get_state(), client.get_result()
 
     def settle(self):
         """Wait until the arm is still (previous test's motion finished)."""
-        u.wait_for(lambda: max(abs(v) for v in (self.js.velocities(self.arm_joints) or [1.0])) < 0.02, 3.0)
+        u.wait_for(lambda: max(abs(v) for v in (self.js.velocities(self.arm_joints) or [1.0])) < 0.02, 10.0)
+
+    def fresh(self, joints=None):
+        """Positions from a /joint_states message stamped after now (not one that was already on its
+        way before what the caller waits for had happened)."""
+        joints = joints or self.arm_joints
+        msg = u.wait_fresh(self.js, rospy.get_time())
+        self.assertIsNotNone(msg, "no fresh /joint_states")
+        m = dict(zip(msg.name, msg.position))
+        return [m[j] for j in joints]
 
     # -- /joint_states ----------------------------------------------------------------------------
     def test_01_joint_states_every_joint_rate_and_stamps(self):
         self.js.clear()
-        time.sleep(4.0)
-        msgs = self.js.snapshot()
+        time.sleep(6.0)  # the measurement window
+        with self.js.lock:
+            msgs = list(self.js.msgs)
+            arrivals = list(self.js.arrivals)
         self.assertGreater(len(msgs), 10)
         for msg in msgs:
             self.assertEqual(set(self.all_joints) - set(msg.name), set(), "joints missing in /joint_states")
@@ -91,11 +104,12 @@ class DriverArmTest(unittest.TestCase):
         stamps = [m.header.stamp.to_sec() for m in msgs]
         for a, b in zip(stamps, stamps[1:]):
             self.assertGreater(b, a, "stamps not strictly increasing")
-        rate = (len(stamps) - 1) / (stamps[-1] - stamps[0])
-        arrivals = self.js.arrivals[-len(msgs):]
-        wall_rate = (len(arrivals) - 1) / (arrivals[-1] - arrivals[0])
-        rospy.loginfo("/joint_states: %.2f Hz by stamps, %.2f Hz by arrival (configured %.1f Hz)", rate,
-                      wall_rate, self.publish_rate)
+        # per-second rates, median: a host stall empties one bin and the catch-up fills the next
+        rate = u.median_rate(stamps)
+        wall_rate = u.median_rate(arrivals)
+        rospy.loginfo("/joint_states: %.2f Hz by stamps, %.2f Hz by arrival (median of 1 s bins; %.2f Hz "
+                      "over the window; configured %.1f Hz)", rate, wall_rate,
+                      (len(stamps) - 1) / (stamps[-1] - stamps[0]), self.publish_rate)
         self.assertLess(abs(rate - self.publish_rate), 0.05 * self.publish_rate)
         self.assertLess(abs(wall_rate - self.publish_rate), 0.05 * self.publish_rate)
 
@@ -111,8 +125,7 @@ class DriverArmTest(unittest.TestCase):
         state, result = self.run_goal(self.arm, goal, 10.0)
         self.assertEqual(state, GoalStatus.SUCCEEDED, result)
         self.assertEqual(result.error_code, FollowJointTrajectoryResult.SUCCESSFUL)
-        time.sleep(0.1)
-        final = self.current()
+        final = self.fresh()
         target = list(goal.trajectory.points[-1].positions)
         err = u.max_abs_diff(final, target)
         rospy.loginfo("MoveIt-shaped goal: final max error %.4f (tolerance %.3f)", err, self.goal_tol)
@@ -124,34 +137,43 @@ class DriverArmTest(unittest.TestCase):
         goal = u.ramp_goal(["gripper_finger_joint"], start, delta, 1.0, points=6)
         state, result = self.run_goal(self.gripper, goal, 8.0)
         self.assertEqual(state, GoalStatus.SUCCEEDED, result)
-        final = self.current(["gripper_finger_joint"])
+        final = self.fresh(["gripper_finger_joint"])
         self.assertLess(abs(final[0] - (start[0] + delta[0])), 0.002)
 
     def test_04_second_goal_preempts_smoothly(self):
         self.settle()
         state_rec = u.ControllerState(ARM)
+        # connected before the first goal: connecting takes seconds on a loaded host
+        client2 = actionlib.SimpleActionClient(ARM + "/follow_joint_trajectory",
+                                               u.FollowJointTrajectoryAction)
+        self.assertTrue(client2.wait_for_server(rospy.Duration(60.0)))
         try:
             start = self.current()
             delta = self.deltas(start, 1.0)
             goal1 = u.ramp_goal(self.arm_joints, start, delta, 2.5, points=15)
+            k = max(range(len(delta)), key=lambda i: abs(delta[i]))
+            peak = 1.875 * abs(delta[k]) / 2.5  # the smoothstep's top speed, at mid-motion (1.25 s)
+
+            def fast():  # goal 1 is moving fast (past ~1.05 s of its 2.5 s), however late it started
+                msg = state_rec.latest()
+                return (msg is not None and list(msg.joint_names) == self.arm_joints
+                        and abs(msg.desired.velocities[k]) > 0.95 * peak)
+
             self.arm.send_goal(goal1)
-            time.sleep(1.2)
-            client2 = actionlib.SimpleActionClient(ARM + "/follow_joint_trajectory",
-                                                   u.FollowJointTrajectoryAction)
-            self.assertTrue(client2.wait_for_server(rospy.Duration(5.0)))
+            self.assertTrue(u.wait_for(fast, 30.0), "the first goal never got moving")
             now = self.current()
             back = [-0.5 * d for d in delta]
             goal2 = u.ramp_goal(self.arm_joints, now, back, 3.0, points=4)
             t_switch = rospy.get_time()
             client2.send_goal(goal2)
-            self.assertTrue(self.arm.wait_for_result(rospy.Duration(5.0)))
+            self.assertTrue(self.arm.wait_for_result(rospy.Duration(30.0)))
             self.assertEqual(self.arm.get_state(), GoalStatus.PREEMPTED)
-            self.assertTrue(client2.wait_for_result(rospy.Duration(8.0)))
+            self.assertTrue(client2.wait_for_result(rospy.Duration(30.0)))
             self.assertEqual(client2.get_state(), GoalStatus.SUCCEEDED, client2.get_result())
         finally:
             state_rec.sub.unregister()
         msgs = [m for m in state_rec.snapshot() if m.joint_names == self.arm_joints]
-        window = [m for m in msgs if t_switch - 0.1 <= m.header.stamp.to_sec() <= t_switch + 0.4]
+        window = [m for m in msgs if t_switch - 0.1 <= m.header.stamp.to_sec() <= t_switch + 0.6]
         self.assertGreater(len(window), 10, "too few state messages around the switch")
         v_at_switch = max(abs(v) for v in window[0].desired.velocities)
         self.assertGreater(v_at_switch, 0.3, "the first goal was not moving fast at the switch")
@@ -172,17 +194,18 @@ class DriverArmTest(unittest.TestCase):
         delta = self.deltas(start, 0.8)
         goal = u.ramp_goal(self.arm_joints, start, delta, 3.0)
         self.arm.send_goal(goal)
-        time.sleep(1.0)
-        moving = max(abs(v) for v in self.js.velocities(self.arm_joints))
-        self.assertGreater(moving, 0.1, "not moving before the cancel")
+        # moving (> 0.1 rad/s: ~0.3 s into the 3 s goal), however late the goal got there
+        self.assertTrue(u.wait_for(lambda: max(abs(v) for v in self.js.velocities(self.arm_joints)) > 0.1,
+                                   30.0), "not moving before the cancel")
         self.arm.cancel_goal()
-        self.assertTrue(self.arm.wait_for_result(rospy.Duration(3.0)))
+        self.assertTrue(self.arm.wait_for_result(rospy.Duration(30.0)))
         self.assertEqual(self.arm.get_state(), GoalStatus.PREEMPTED)
-        time.sleep(0.8)
-        p1 = self.current()
-        self.assertLess(max(abs(v) for v in self.js.velocities(self.arm_joints)), 0.05)
-        time.sleep(1.0)
-        p2 = self.current()
+        # stops (stop_trajectory_duration 0.2 s; 0.8 s when the host is idle, more allowed here) ...
+        self.assertTrue(u.wait_for(lambda: max(abs(v) for v in self.js.velocities(self.arm_joints)) < 0.05,
+                                   10.0), "robot not stopped after cancel")
+        p1 = self.fresh()
+        time.sleep(1.0)  # ... and stays stopped
+        p2 = self.fresh()
         self.assertLess(u.max_abs_diff(p1, p2), 0.01, "robot still moving after cancel")
         self.assertGreater(u.max_abs_diff(p2, [s + d for s, d in zip(start, delta)]), 0.1,
                            "the cancelled goal was completed anyway")
@@ -221,7 +244,7 @@ class DriverArmTest(unittest.TestCase):
         st = self.diag.status(f"motor {motor}")
         return None if st is None else st.get("mode")
 
-    def _wait_modes(self, motors, mode, timeout=6.0):
+    def _wait_modes(self, motors, mode, timeout=30.0):
         self.diag.clear()
         ok = u.wait_for(lambda: all(self._motor_mode(m) == mode for m in motors), timeout, 0.1)
         self.assertTrue(ok, {m: self._motor_mode(m) for m in motors})
@@ -242,11 +265,11 @@ class DriverArmTest(unittest.TestCase):
                                                     ListControllers)().controller]
         if "arm_group_velocity_controller" not in names:
             self.assertTrue(load("arm_group_velocity_controller").ok)
-        self.assertTrue(switch(["arm_group_velocity_controller"], [ARM], 2, False, 3.0).ok)
+        self.assertTrue(switch(["arm_group_velocity_controller"], [ARM], 2, False, 10.0).ok)
         self._wait_modes(arm_motors, "VELOCITY")
         self._wait_modes(["gripper_motor"], "POSITION")
         # (no position hold in velocity mode: the shoulder sags under gravity, so switch back at once)
-        self.assertTrue(switch([ARM], ["arm_group_velocity_controller"], 2, False, 3.0).ok)
+        self.assertTrue(switch([ARM], ["arm_group_velocity_controller"], 2, False, 10.0).ok)
         self._wait_modes(arm_motors, "POSITION")
         # the trajectory controller works again after the round trip
         start = self.current()
@@ -259,12 +282,11 @@ class DriverArmTest(unittest.TestCase):
             return
         env = dict(os.environ)
         out = subprocess.run([sys.executable, os.path.join(SCRIPTS, "controller_manager"), "list"], env=env,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=30).stdout.decode()
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=90).stdout.decode()
         self.assertIn("'joint_state_controller'", out)
         self.assertRegex(out, r"'arm_controller' - '.*PositionJointInterface.*' \( running \)")
         spawner = subprocess.Popen([sys.executable, os.path.join(SCRIPTS, "spawner"), "--stopped",
-                                    "arm_group_position_controller", "__name:=test_spawner"], env=env,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                                    "arm_group_position_controller", "__name:=test_spawner"], env=env)
         lister = rospy.ServiceProxy("controller_manager/list_controllers", ListControllers)
 
         def state_of(name):
@@ -274,22 +296,24 @@ class DriverArmTest(unittest.TestCase):
             return None
         try:
             self.assertTrue(u.wait_for(lambda: state_of("arm_group_position_controller") == "initialized",
-                                       30.0, 0.2), "spawner did not load the controller")
+                                       60.0, 0.2), "spawner did not load the controller")
         finally:
             spawner.send_signal(signal.SIGINT)
             try:
-                spawner.wait(20)
+                code = spawner.wait(30)
             except subprocess.TimeoutExpired:
                 spawner.kill()
-        self.assertTrue(u.wait_for(lambda: state_of("arm_group_position_controller") is None, 10.0, 0.2),
-                        "spawner did not unload its controller on shutdown")
+                code = "hung"
+        self.assertEqual(code, 0, "spawner exit status after SIGINT")
+        self.assertIsNone(state_of("arm_group_position_controller"),
+                          "spawner did not unload its controller on shutdown")
         self.assertEqual(state_of(ARM), "running")
 
     # -- still alive ----------------------------------------------------------------------------
     def test_99_node_still_running(self):
         self.js.clear()
-        self.assertTrue(u.wait_for(lambda: self.js.count() > 20, 3.0))
-        self.assertTrue(self.arm.wait_for_server(rospy.Duration(2.0)))
+        self.assertTrue(u.wait_for(lambda: self.js.count() > 20, 30.0))
+        self.assertTrue(self.arm.wait_for_server(rospy.Duration(30.0)))
         loop = self.diag.status("control loop")
         self.assertIsNotNone(loop)
         rospy.loginfo("control loop: %s", loop)

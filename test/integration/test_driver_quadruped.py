@@ -38,24 +38,29 @@ class DriverQuadrupedTest(unittest.TestCase):
         cls.imu = u.Recorder("imu", Imu, keep=500)
         cls.contact = {f: u.Recorder(f + "/contact", Bool, keep=200) for f in FEET}
         cls.force = {f: u.Recorder(f, WrenchStamped, keep=200) for f in FEET}
-        if not u.wait_for(lambda: cls.js.positions(cls.joints) is not None, 60.0, 0.1):
+        # two drivers, their spawners and two test nodes start at once on a loaded host
+        if not u.wait_for(lambda: cls.js.positions(cls.joints) is not None, 120.0, 0.1):
             raise AssertionError("no /joint_states with every joint")
 
     def test_joint_states(self):
         self.assertEqual(len(self.joints), 12)
         self.js.clear()
-        time.sleep(3.0)
+        time.sleep(6.0)  # the measurement window
         msgs = self.js.snapshot()
+        self.assertGreater(len(msgs), 10)
         for msg in msgs:
             self.assertEqual(set(self.joints) - set(msg.name), set())
         stamps = [m.header.stamp.to_sec() for m in msgs]
         self.assertTrue(all(b > a for a, b in zip(stamps, stamps[1:])), "stamps not strictly increasing")
-        rate = (len(stamps) - 1) / (stamps[-1] - stamps[0])
-        rospy.loginfo("quadruped /joint_states: %.2f Hz (configured %.1f)", rate, self.publish_rate)
+        # per-second rates, median: a host stall empties one bin and the catch-up fills the next
+        rate = u.median_rate(stamps)
+        rospy.loginfo("quadruped /joint_states: %.2f Hz (median of 1 s bins; %.2f Hz over the window; "
+                      "configured %.1f)", rate, (len(stamps) - 1) / (stamps[-1] - stamps[0]),
+                      self.publish_rate)
         self.assertLess(abs(rate - self.publish_rate), 0.05 * self.publish_rate)
 
     def test_imu_carries_gravity(self):
-        self.assertTrue(u.wait_for(lambda: self.imu.count() > 20, 15.0, 0.1), "no IMU messages")
+        self.assertTrue(u.wait_for(lambda: self.imu.count() > 20, 60.0, 0.1), "no IMU messages")
         msgs = self.imu.snapshot()[-20:]
         az = sum(m.linear_acceleration.z for m in msgs) / len(msgs)
         ax = sum(m.linear_acceleration.x for m in msgs) / len(msgs)
@@ -73,23 +78,25 @@ class DriverQuadrupedTest(unittest.TestCase):
     def test_feet_in_contact_while_standing(self):
         for foot in FEET:
             ready = lambda: self.contact[foot].count() > 5 and self.force[foot].count() > 5  # noqa: E731
-            self.assertTrue(u.wait_for(ready, 15.0, 0.1), f"no contact messages for {foot}")
+            self.assertTrue(u.wait_for(ready, 60.0, 0.1), f"no contact messages for {foot}")
             self.assertTrue(all(m.data for m in self.contact[foot].snapshot()[-5:]), f"{foot} not in contact")
             fz = self.force[foot].latest().wrench.force.z
             self.assertGreater(fz, 5.0, f"{foot} normal force {fz}")
 
     def test_legs_goal_succeeds(self):
         legs = rospy.get_param("legs_controller/joints")
-        client = u.client("legs_controller", 60.0)
+        client = u.client("legs_controller", 120.0)
         start = self.js.positions(legs)
         delta = [0.0 if n.endswith("haa_joint") else (0.1 if n.endswith("hfe_joint") else -0.1)
                  for n in legs]
         goal = u.ramp_goal(legs, start, delta, 1.5, points=8)
         client.send_goal(goal)
-        self.assertTrue(client.wait_for_result(rospy.Duration(10.0)))
+        self.assertTrue(client.wait_for_result(rospy.Duration(40.0)))  # a 1.5 s goal; bounds the wait
         self.assertEqual(client.get_state(), GoalStatus.SUCCEEDED, client.get_result())
-        time.sleep(0.1)
-        final = self.js.positions(legs)
+        msg = u.wait_fresh(self.js, rospy.get_time())  # not a message already on its way
+        self.assertIsNotNone(msg, "no fresh /joint_states")
+        positions = dict(zip(msg.name, msg.position))
+        final = [positions[j] for j in legs]
         self.assertLess(u.max_abs_diff(final, list(goal.trajectory.points[-1].positions)), 0.03)
 
 
