@@ -638,11 +638,15 @@ class Motor(CanUnit):
                  direction: int = 1, zero_offset: float = 0.0, joint: Optional[str] = None,
                  position_kp: float = 20.0, position_kd: float = 0.5, velocity_kd: float = 1.0,
                  reply_dlc: int = 8, max_temperature: float = 90.0,
-                 fault_timeout: Optional[float] = None, watchdog_mode: str = "position",
+                 fault_timeout: Optional[float] = None, watchdog_mode: Optional[str] = None,
                  firmware_timeout: float = 0.0) -> None:
         super().__init__(name, can_id, fault_timeout)
         if direction not in (1, -1):
             raise ConfigError(f"motor '{name}': direction must be 1 or -1, got {direction}")
+        #: True when the configuration chose the watchdog mode (the RobotHW's hold_mode then leaves it)
+        self.watchdog_mode_explicit = watchdog_mode is not None
+        if watchdog_mode is None:
+            watchdog_mode = "position"
         if watchdog_mode not in WATCHDOG_MODES:
             raise ConfigError(f"motor '{name}': watchdog_mode must be one of {', '.join(WATCHDOG_MODES)}, "
                               f"got {watchdog_mode!r}")
@@ -716,7 +720,7 @@ class Motor(CanUnit):
             max_temperature=r.get("max_temperature", to_float, 90.0),
             fault_timeout=r.get("fault_timeout", to_float, None, check=positive,
                                 expected="a positive number of seconds"),
-            watchdog_mode=r.get("watchdog_mode", to_str, "position", check=lambda v: v in WATCHDOG_MODES,
+            watchdog_mode=r.get("watchdog_mode", to_str, None, check=lambda v: v in WATCHDOG_MODES,
                                 expected="one of " + ", ".join(WATCHDOG_MODES)),
             firmware_timeout=r.get("firmware_timeout", to_float, 0.0, check=non_negative,
                                    expected="a number of seconds >= 0 (0 = the firmware has none)"),

@@ -352,8 +352,11 @@ class MiddlewareRobotHW(RobotHW):
             raise
         self._owns = owns_middleware
         # the bus thread's command watchdog holds like an unclaimed joint does; with hold_mode 'none'
-        # (limp when unclaimed) a frozen control loop still gets damping rather than a stale command
-        middleware.set_watchdog_mode(WATCHDOG_MODES[hold])
+        # (limp when unclaimed) a frozen control loop still gets damping rather than a stale command.
+        # A motor whose hardware XML sets watchdog_mode keeps it.
+        defaulted = [m.name for m in middleware.motors() if not m.watchdog_mode_explicit]
+        if defaulted:
+            middleware.set_watchdog_mode(WATCHDOG_MODES[hold], defaulted)
         n_posvel = sum(1 for j in self._joints.values() if "posvel" in j.kinds)
         logger.info("MiddlewareRobotHW '%s': %d joints, %d motors, %d transmissions (%d 1:1 from the "
                     "hardware XML), %d sensors; PosVel on %d joints; unclaimed joints hold in '%s' mode",

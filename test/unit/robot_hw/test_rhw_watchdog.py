@@ -82,3 +82,18 @@ def test_a_blocked_update_is_held_by_the_watchdog_then_control_resumes(arm):
     velocity_limit, reduction = 3.0, 2.0  # urdf/arm.urdf elbow_joint, motor = 2 x joint
     assert stats["max_step"] <= reduction * velocity_limit * 2.0 / RATE + 1e-3
     assert loop.stats().stalls >= 1
+
+
+@pytest.mark.parametrize("hold_mode, default_mode", [("position", "position"), ("damping", "damping"),
+                                                     ("none", "damping")])
+def test_the_watchdog_follows_hold_mode_unless_the_xml_chose(make_hw, hold_mode, default_mode):
+    with open(ARM_HW) as f:
+        xml = f.read()
+    tag = '<unit name="elbow_motor" type="rospy_control/Motor" can_id="3">'
+    assert tag in xml
+    xml = xml.replace(tag, tag[:-1] + ' watchdog_mode="none">')
+    params = dict(load_yaml("arm_joint_limits.yaml"), hold_mode=hold_mode)
+    hw = make_hw(xml, ARM_URDF, params, start=False)
+    modes = {m.name: m.watchdog_mode for m in hw.middleware.motors()}
+    assert modes.pop("elbow_motor") == "none"
+    assert set(modes.values()) == {default_mode}
