@@ -35,15 +35,13 @@ import numpy as np  # noqa: E402
 from control_msgs.msg import FollowJointTrajectoryGoal, JointTolerance  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from rospy_control.controller_interface import (  # noqa: E402
-    InMemoryActionClient, InMemoryGraph, InMemoryNodeHandle,
-)
 from rospy_control.controllers.joint_trajectory_controller import JointTrajectoryController  # noqa: E402
 from rospy_control.controller_manager import ControllerManager  # noqa: E402
 from rospy_control.hardware_interface import (  # noqa: E402
     EffortJointInterface, JointData, JointHandle, JointStateHandle, JointStateInterface,
     PositionJointInterface, RobotHW, VelocityJointInterface,
 )
+from rospy_control.testing import InMemoryActionClient, InMemoryGraph, InMemoryNodeHandle  # noqa: E402
 
 
 class FakeRobot(RobotHW):

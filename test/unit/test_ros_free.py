@@ -53,6 +53,8 @@ def _core_modules():
 def test_every_core_module_imports_without_rospy():
     modules = _core_modules()
     assert "rospy_control.plugins" in modules
+    # test support (the in-memory ROS graph) is held to the same rule: unit tests run without ROS.
+    assert {"rospy_control.testing.in_memory", "rospy_control.testing.in_memory_actions"} <= set(modules)
     env = dict(os.environ)
     env["PYTHONPATH"] = SRC + os.pathsep + env.get("PYTHONPATH", "")
     proc = subprocess.run(

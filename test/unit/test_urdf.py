@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from rospy_control.controller_interface.in_memory import InMemoryGraph, InMemoryNodeHandle
 from rospy_control.exceptions import ConfigError
+from rospy_control.testing import InMemoryGraph, InMemoryNodeHandle
 from rospy_control.urdf import find_robot_description, load_robot_description, parse_urdf, urdf_joints
 
 ROBOT = """<robot name="r">

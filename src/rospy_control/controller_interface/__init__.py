@@ -4,23 +4,14 @@
 * :class:`Controller` (one hardware interface) and :class:`MultiInterfaceController` (several,
   optionally optional) -- resource claiming through the interfaces (``controller``).
 * :class:`NodeHandle` -- the ROS facade handed to controllers (params, topics, services, actions,
-  time); :class:`InMemoryNodeHandle` / :class:`InMemoryGraph` implement it in memory for tests;
-  the rospy implementation lives in :mod:`rospy_control.adapter`.
+  time); the rospy implementation lives in :mod:`rospy_control.adapter`, an in-memory one for tests
+  in :mod:`rospy_control.testing`.
 * :class:`RealtimePublisher` -- non-blocking publishing from the control loop.
 """
 from __future__ import annotations
 
 from rospy_control.controller_interface.controller import Controller, MultiInterfaceController
 from rospy_control.controller_interface.controller_base import ControllerBase, ControllerState
-from rospy_control.controller_interface.in_memory import (
-    ClientGoal,
-    GoalStatus,
-    InMemoryActionClient,
-    InMemoryActionServer,
-    InMemoryGraph,
-    InMemoryNodeHandle,
-    InMemoryServerGoalHandle,
-)
 from rospy_control.controller_interface.node_handle import (
     RAISE,
     ActionServer,
@@ -34,8 +25,7 @@ from rospy_control.controller_interface.node_handle import (
 from rospy_control.controller_interface.realtime_publisher import RealtimePublisher
 
 __all__ = [
-    "ActionServer", "ClientGoal", "Controller", "ControllerBase", "ControllerState", "GoalStatus",
-    "InMemoryActionClient", "InMemoryActionServer", "InMemoryGraph", "InMemoryNodeHandle",
-    "InMemoryServerGoalHandle", "MultiInterfaceController", "NodeHandle", "NodeHandleError", "Publisher",
-    "RAISE", "RealtimePublisher", "ServerGoalHandle", "ServiceServer", "Subscriber",
+    "ActionServer", "Controller", "ControllerBase", "ControllerState", "MultiInterfaceController",
+    "NodeHandle", "NodeHandleError", "Publisher", "RAISE", "RealtimePublisher", "ServerGoalHandle",
+    "ServiceServer", "Subscriber",
 ]

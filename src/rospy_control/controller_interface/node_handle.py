@@ -4,7 +4,7 @@ Controllers never import rospy.  ros_control hands every controller two ``ros::N
 (``root_nh`` in the controller manager's namespace and ``controller_nh`` in ``<ns>/<name>``); we do
 the same with :class:`NodeHandle`, an abstract facade with two implementations:
 
-* :class:`rospy_control.controller_interface.in_memory.InMemoryNodeHandle` -- a shared in-process
+* :class:`rospy_control.testing.in_memory.InMemoryNodeHandle` -- a shared in-process
   "ROS graph" for unit tests (params, synchronous topics, in-process services and actions);
 * ``rospy_control.adapter.ros_node_handle.RosNodeHandle`` -- rospy (written in the adapter).
 

@@ -12,7 +12,7 @@ a fresh message per publish (or do not touch the old one again).
 
 Synchronous mode: with ``synchronous=True`` there is no thread; :meth:`try_publish` publishes in the
 caller's thread and never skips.  ``synchronous=None`` (default) takes the handle's
-``SYNCHRONOUS_REALTIME_PUBLISH`` -- True for :class:`~.in_memory.InMemoryNodeHandle`, so unit tests are
+``SYNCHRONOUS_REALTIME_PUBLISH`` -- True for ``rospy_control.testing.InMemoryNodeHandle``, so unit tests are
 deterministic, False for rospy.  Tests that exercise the threaded path pass ``synchronous=False``.
 
 :meth:`shutdown` stops and joins the thread and unregisters the topic; it is idempotent and is called

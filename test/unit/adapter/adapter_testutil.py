@@ -19,8 +19,6 @@ from rospy_control.adapter.tools.controller_manager_interface import (
 )
 from rospy_control.controller_interface import (
     Controller,
-    InMemoryGraph,
-    InMemoryNodeHandle,
     MultiInterfaceController,
     NodeHandleError,
 )
@@ -36,6 +34,7 @@ from rospy_control.hardware_interface import (
     VelocityJointInterface,
 )
 from rospy_control.plugins import Registry
+from rospy_control.testing import InMemoryGraph, InMemoryNodeHandle
 
 JOINTS = ("joint1", "joint2", "joint3")
 EFFORT = EffortJointInterface.TYPE_NAME

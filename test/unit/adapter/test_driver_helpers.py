@@ -17,11 +17,11 @@ from rospy_control.adapter.driver import (
     default_trajectory_controllers,
 )
 from rospy_control.adapter.standalone import ControllerRunner, JointStatesThread
-from rospy_control.controller_interface import InMemoryGraph, InMemoryNodeHandle
 from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware import ControlMode, Middleware
 from rospy_control.plugins import Registry
+from rospy_control.testing import InMemoryGraph, InMemoryNodeHandle
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 ARM_XML = os.path.join(ROOT, "config", "arm_hardware.xml")

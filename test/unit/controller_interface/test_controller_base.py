@@ -4,13 +4,14 @@ from __future__ import annotations
 import pytest
 
 from rospy_control.controller_interface import (
-    Controller, ControllerBase, ControllerState, InMemoryNodeHandle, MultiInterfaceController,
+    Controller, ControllerBase, ControllerState, MultiInterfaceController,
 )
 from rospy_control.exceptions import ControllerError, HardwareInterfaceError
 from rospy_control.hardware_interface import (
     EffortJointInterface, JointData, JointHandle, JointStateHandle, JointStateInterface,
     PositionJointInterface, RobotHW, VelocityJointInterface,
 )
+from rospy_control.testing import InMemoryNodeHandle
 
 
 class Recorder(Controller):

@@ -7,8 +7,9 @@ import pytest
 from move_base_msgs.msg import MoveBaseAction, MoveBaseFeedback, MoveBaseGoal, MoveBaseResult
 
 from rospy_control.controller_interface import (
-    GoalStatus, InMemoryActionClient, InMemoryNodeHandle, NodeHandleError,
+    NodeHandleError,
 )
+from rospy_control.testing import GoalStatus, InMemoryActionClient, InMemoryNodeHandle
 
 
 class Server:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 from std_msgs.msg import Float64, String
 
-from rospy_control.controller_interface import InMemoryGraph, InMemoryNodeHandle, NodeHandleError
+from rospy_control.controller_interface import NodeHandleError
+from rospy_control.testing import InMemoryGraph, InMemoryNodeHandle
 
 
 @pytest.fixture

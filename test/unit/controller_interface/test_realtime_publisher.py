@@ -7,7 +7,8 @@ import time
 import pytest
 from std_msgs.msg import Float64
 
-from rospy_control.controller_interface import InMemoryNodeHandle, RealtimePublisher
+from rospy_control.controller_interface import RealtimePublisher
+from rospy_control.testing import InMemoryNodeHandle
 
 
 def wait_for(predicate, timeout=2.0):

@@ -15,7 +15,7 @@ import time
 from typing import Callable, Dict, List, Optional
 
 from rospy_control.controller_interface import (
-    Controller, ControllerBase, InMemoryGraph, InMemoryNodeHandle, MultiInterfaceController,
+    Controller, ControllerBase, MultiInterfaceController,
 )
 from rospy_control.controller_manager import ControllerManager
 from rospy_control.hardware_interface import (
@@ -23,6 +23,7 @@ from rospy_control.hardware_interface import (
     PositionJointInterface, RobotHW, SwitchState, VelocityJointInterface,
 )
 from rospy_control.plugins import Registry
+from rospy_control.testing import InMemoryGraph, InMemoryNodeHandle
 
 JOINTS = ("hiDOF_joint1", "hiDOF_joint2", "hiDOF_joint3")
 

@@ -58,7 +58,7 @@ def test_load_without_params_fails_naming_the_namespace(env):
 
 def test_load_in_a_namespace_reads_params_under_it():
     from cm_fakes import FakeRobotHW, make_registry
-    from rospy_control.controller_interface import InMemoryNodeHandle
+    from rospy_control.testing import InMemoryNodeHandle
     root = InMemoryNodeHandle("/robot")
     root.set_param("e/type", "test/EffortTestController")
     cm = ControllerManager(FakeRobotHW(), root, registry=make_registry())

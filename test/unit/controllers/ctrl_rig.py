@@ -10,7 +10,6 @@ from __future__ import annotations
 import threading
 import time
 
-from rospy_control.controller_interface import InMemoryGraph, InMemoryNodeHandle  # noqa: E402
 from rospy_control.controller_manager import ControllerManager  # noqa: E402
 from rospy_control.hardware_interface import (  # noqa: E402
     ContactSensorData, ContactSensorHandle, ContactSensorInterface, EffortJointInterface,
@@ -19,6 +18,7 @@ from rospy_control.hardware_interface import (  # noqa: E402
     JointData, JointHandle, JointStateHandle, JointStateInterface, PositionJointInterface, RobotHW,
     VelocityJointInterface,
 )
+from rospy_control.testing import InMemoryGraph, InMemoryNodeHandle  # noqa: E402
 
 URDF = """<?xml version="1.0"?>
 <robot name="test_robot">

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from rospy_control.controller_interface import GoalStatus
 from test_jtc_sim import JtcRig, gripper_goal
+from rospy_control.testing import GoalStatus
 
 POSITION = "position_controllers/GripperActionController"
 EFFORT = "effort_controllers/GripperActionController"

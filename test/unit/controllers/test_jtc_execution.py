@@ -13,8 +13,8 @@ from control_msgs.msg import FollowJointTrajectoryResult as R
 from control_msgs.srv import QueryTrajectoryStateRequest
 import genpy
 
-from rospy_control.controller_interface import GoalStatus
 from rospy_control.controller_interface.node_handle import NodeHandleError
+from rospy_control.testing import GoalStatus
 from test_jtc_sim import J, JtcRig, angle_diff, fjt_goal, jtc_type, pt, rrbot_params, start_jtc, traj
 
 HOME = [0.0, 0.0]

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from control_msgs.msg import FollowJointTrajectoryResult as R
 
-from rospy_control.controller_interface import GoalStatus
 from test_jtc_sim import J, fjt_goal, pt, start_jtc, traj
+from rospy_control.testing import GoalStatus
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from control_msgs.msg import FollowJointTrajectoryResult as R
 
-from rospy_control.controller_interface import GoalStatus
+from rospy_control.testing import GoalStatus
 from rospy_control.trajectory import PointState, Trajectory
 from rospy_control.trajectory import executor as executor_module
 from test_jtc_sim import JtcRig, fjt_goal, jtc_type, pt, rrbot_params, traj

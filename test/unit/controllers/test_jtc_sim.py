@@ -23,9 +23,6 @@ from control_msgs.msg import (  # noqa: E402
 )
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from rospy_control.controller_interface import (  # noqa: E402
-    InMemoryActionClient, InMemoryGraph, InMemoryNodeHandle,
-)
 from rospy_control.controller_manager import ControllerManager  # noqa: E402
 from rospy_control.hardware_interface import (  # noqa: E402
     EffortJointInterface, JointData, JointHandle, JointStateHandle, JointStateInterface,
@@ -33,6 +30,7 @@ from rospy_control.hardware_interface import (  # noqa: E402
     PosVelAccJointHandle, PosVelAccJointInterface, PosVelJointHandle, PosVelJointInterface, RobotHW,
     VelocityJointInterface,
 )
+from rospy_control.testing import InMemoryActionClient, InMemoryGraph, InMemoryNodeHandle  # noqa: E402
 
 CONT_URDF_JOINT = '<joint name="{n}" type="continuous"><parent link="l{i}"/><child link="l{j}"/></joint>'
 REV_URDF_JOINT = ('<joint name="{n}" type="revolute"><parent link="l{i}"/><child link="l{j}"/>'

@@ -7,15 +7,13 @@ import pytest
 from control_msgs.msg import FollowJointTrajectoryResult as R
 from control_msgs.srv import QueryTrajectoryStateRequest
 
-from rospy_control.controller_interface import (
-    GoalStatus, InMemoryActionClient, InMemoryGraph, InMemoryNodeHandle,
-)
 from rospy_control.controllers.joint_trajectory_controller import (
     PositionJointTrajectoryController, TrajectoryRosApi, continuous_joints,
 )
 from rospy_control.hardware_interface import (
     JointData, JointHandle, JointStateHandle, PositionJointInterface, RobotHW,
 )
+from rospy_control.testing import GoalStatus, InMemoryActionClient, InMemoryGraph, InMemoryNodeHandle
 from rospy_control.trajectory import TrajectoryExecutor
 from test_jtc_sim import J, RRBOT, fjt_goal, make_urdf, pt, rrbot_params, traj
 

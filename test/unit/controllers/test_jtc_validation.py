@@ -6,8 +6,8 @@ import math
 import pytest
 from control_msgs.msg import FollowJointTrajectoryResult as R
 
-from rospy_control.controller_interface import GoalStatus, InMemoryGraph, InMemoryNodeHandle
 from rospy_control.controller_manager import ControllerManager
+from rospy_control.testing import GoalStatus, InMemoryGraph, InMemoryNodeHandle
 from test_jtc_sim import J, JtcRig, SimRobot, fjt_goal, jtc_type, make_urdf, pt, start_jtc, traj
 
 

@@ -9,10 +9,10 @@ import time as _time
 import pytest
 from control_msgs.msg import FollowJointTrajectoryResult as R
 
-from rospy_control.controller_interface import GoalStatus
 from rospy_control.controllers.joint_trajectory_controller import (
     JointTrajectoryController, PositionJointTrajectoryController,
 )
+from rospy_control.testing import GoalStatus
 from test_jtc_sim import J, fjt_goal, pt, start_jtc, traj
 
 TARGET = [0.6, -0.4]

@@ -5,12 +5,12 @@ import math
 
 import pytest
 
-from rospy_control.controller_interface import InMemoryNodeHandle
 from rospy_control.angles import (
     shortest_angular_distance, shortest_angular_distance_with_large_limits,
 )
 from rospy_control.controllers.pid import Pid
 from rospy_control.exceptions import ConfigError
+from rospy_control.testing import InMemoryNodeHandle
 
 
 def test_proportional_only():

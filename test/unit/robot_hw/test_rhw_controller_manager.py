@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from rospy_control.controller_interface.in_memory import InMemoryGraph, InMemoryNodeHandle
 from rospy_control.controller_manager import ControllerManager
 from rospy_control.controller_manager.controller_manager import STRICT
 from rospy_control.middleware import ControlMode
+from rospy_control.testing import InMemoryGraph, InMemoryNodeHandle
 
 from robot_hw_testutil import ARM_HW, ARM_URDF, load_yaml, position, wait_until
 

@@ -1,0 +1,32 @@
+"""rospy_control.testing: support for tests and benchmarks, never used by the driver itself.
+
+* :mod:`.in_memory` -- :class:`InMemoryGraph` (parameters, topics, services, a manual clock) and
+  :class:`InMemoryNodeHandle`, the :class:`~rospy_control.controller_interface.NodeHandle` facade in
+  memory, so controllers and the controller manager run in unit tests without a ROS master;
+* :mod:`.in_memory_actions` -- its actionlib part: :class:`InMemoryActionServer`, goal handles,
+  :class:`InMemoryActionClient` / :class:`ClientGoal` and the :class:`GoalStatus` constants.
+
+Like the rest of the core it imports neither rospy nor actionlib (``test/unit/test_ros_free.py``).
+"""
+from __future__ import annotations
+
+from rospy_control.testing.in_memory import (
+    InMemoryGraph,
+    InMemoryNodeHandle,
+    InMemoryPublisher,
+    InMemoryService,
+    InMemorySubscriber,
+)
+from rospy_control.testing.in_memory_actions import (
+    ClientGoal,
+    GoalStatus,
+    InMemoryActionClient,
+    InMemoryActionServer,
+    InMemoryServerGoalHandle,
+)
+
+__all__ = [
+    "ClientGoal", "GoalStatus", "InMemoryActionClient", "InMemoryActionServer", "InMemoryGraph",
+    "InMemoryNodeHandle", "InMemoryPublisher", "InMemoryServerGoalHandle", "InMemoryService",
+    "InMemorySubscriber",
+]
