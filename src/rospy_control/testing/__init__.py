@@ -4,7 +4,8 @@
   :class:`InMemoryNodeHandle`, the :class:`~rospy_control.controller_interface.NodeHandle` facade in
   memory, so controllers and the controller manager run in unit tests without a ROS master;
 * :mod:`.in_memory_actions` -- its actionlib part: :class:`InMemoryActionServer`, goal handles,
-  :class:`InMemoryActionClient` / :class:`ClientGoal` and the :class:`GoalStatus` constants.
+  :class:`InMemoryActionClient` / :class:`ClientGoal` and the :class:`GoalStatus` constants;
+* :mod:`.wait` -- :func:`wait_until`, polling a condition with a timeout.
 
 Like the rest of the core it imports neither rospy nor actionlib (``test/unit/test_ros_free.py``).
 """
@@ -24,9 +25,10 @@ from rospy_control.testing.in_memory_actions import (
     InMemoryActionServer,
     InMemoryServerGoalHandle,
 )
+from rospy_control.testing.wait import wait_until
 
 __all__ = [
     "ClientGoal", "GoalStatus", "InMemoryActionClient", "InMemoryActionServer", "InMemoryGraph",
     "InMemoryNodeHandle", "InMemoryPublisher", "InMemoryServerGoalHandle", "InMemoryService",
-    "InMemorySubscriber",
+    "InMemorySubscriber", "wait_until",
 ]

@@ -8,15 +8,7 @@ import pytest
 from std_msgs.msg import Float64
 
 from rospy_control.controller_interface import RealtimePublisher
-from rospy_control.testing import InMemoryNodeHandle
-
-
-def wait_for(predicate, timeout=2.0):
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached")
-        time.sleep(0.001)
+from rospy_control.testing import InMemoryNodeHandle, wait_until
 
 
 @pytest.fixture
@@ -44,7 +36,7 @@ def test_threaded_hand_off_publishes_in_another_thread(nh):
     pub = RealtimePublisher(nh, "out", Float64, synchronous=False)
     try:
         assert pub.try_publish(Float64(data=1.0))
-        wait_for(lambda: threads)
+        assert wait_until(lambda: threads)
         assert threads == ["RealtimePublisher[/out]"]
     finally:
         pub.shutdown()
@@ -71,9 +63,9 @@ def test_busy_publisher_skips_the_cycle(nh):
         assert not pub.try_publish(Float64(data=2.0))       # skipped, and without blocking
         assert time.perf_counter() - t0 < 0.05
         release.set()
-        wait_for(lambda: not pub.is_busy())
+        assert wait_until(lambda: not pub.is_busy())
         assert pub.try_publish(Float64(data=3.0))
-        wait_for(lambda: got == [1.0, 3.0])
+        assert wait_until(lambda: got == [1.0, 3.0]), got
     finally:
         release.set()
         pub.shutdown()

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import os
-import time
-from typing import Callable
+
+from rospy_control.testing import wait_until  # noqa: F401 - re-exported for the middleware tests
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "data", "middleware")
 CONFIG = os.path.join(os.path.dirname(__file__), "..", "..", "..", "config")
@@ -11,17 +11,6 @@ CONFIG = os.path.join(os.path.dirname(__file__), "..", "..", "..", "config")
 
 def data_file(name: str) -> str:
     return os.path.normpath(os.path.join(DATA, name))
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 2.0) -> bool:
-    """Poll ``predicate`` until true or ``timeout``; returns its last value (never asserts speed)."""
-    end = time.monotonic() + timeout
-    while True:
-        if predicate():
-            return True
-        if time.monotonic() > end:
-            return bool(predicate())
-        time.sleep(0.002)
 
 
 def motor_xml(n_motors: int = 2, rate: float = 1000.0, fault_timeout: float = 0.05, extra: str = "",

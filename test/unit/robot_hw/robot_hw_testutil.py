@@ -7,6 +7,8 @@ from typing import Callable, Optional
 
 import yaml
 
+from rospy_control.testing import wait_until  # noqa: F401 - re-exported for the robot_hw tests
+
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 ARM_HW = os.path.join(ROOT, "config", "arm_hardware.xml")
 ARM_URDF = os.path.join(ROOT, "urdf", "arm.urdf")
@@ -18,16 +20,6 @@ DT = 0.002
 def load_yaml(name: str) -> dict:
     with open(os.path.join(ROOT, "config", name)) as stream:
         return yaml.safe_load(stream)
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 2.0) -> bool:
-    end = time.monotonic() + timeout
-    while True:
-        if predicate():
-            return True
-        if time.monotonic() > end:
-            return bool(predicate())
-        time.sleep(0.002)
 
 
 def spin(hw, seconds: float, before_write: Optional[Callable[[], None]] = None,
