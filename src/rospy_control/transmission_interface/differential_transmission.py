@@ -3,45 +3,10 @@ from __future__ import annotations
 
 from typing import List, Sequence
 
-from rospy_control.exceptions import TransmissionInterfaceError
-from rospy_control.transmission_interface.transmission import Transmission, check_reduction
+from rospy_control.transmission_interface.two_by_two_transmission import TwoByTwoTransmission, check_pair
 
+# TwoByTwoTransmission and check_pair lived here before; still importable from this module
 __all__ = ["DifferentialTransmission", "TwoByTwoTransmission", "check_pair"]
-
-
-def check_pair(values: Sequence[float], what: str, name: str, reduction: bool = True) -> List[float]:
-    vals = list(values)
-    if len(vals) != 2:
-        raise TransmissionInterfaceError(f"{name}: {what} must have 2 elements, got {len(vals)}.")
-    if reduction:
-        return [check_reduction(v, f"{what}[{i}]", name) for i, v in enumerate(vals)]
-    return [float(v) for v in vals]
-
-
-class TwoByTwoTransmission(Transmission):
-    """Base of the two-actuator, two-joint transmissions: validated reduction and offset pairs.
-
-    :raises TransmissionInterfaceError: vectors not of size 2, or a zero reduction.
-    """
-
-    num_actuators = 2
-    num_joints = 2
-
-    def __init__(self, actuator_reduction: Sequence[float], joint_reduction: Sequence[float],
-                 joint_offset: Sequence[float] = (0.0, 0.0)) -> None:
-        name = type(self).__name__
-        self.actuator_reduction = check_pair(actuator_reduction, "actuator_reduction", name)
-        self.joint_reduction = check_pair(joint_reduction, "joint_reduction", name)
-        self.joint_offset = check_pair(joint_offset, "joint_offset", name, reduction=False)
-
-    def get_actuator_reduction(self) -> List[float]:
-        return list(self.actuator_reduction)
-
-    def get_joint_reduction(self) -> List[float]:
-        return list(self.joint_reduction)
-
-    def get_joint_offset(self) -> List[float]:
-        return list(self.joint_offset)
 
 
 class DifferentialTransmission(TwoByTwoTransmission):
@@ -85,10 +50,6 @@ class DifferentialTransmission(TwoByTwoTransmission):
         (na1, na2), (nj1, nj2) = self.actuator_reduction, self.joint_reduction
         return [(a1 / na1 + a2 / na2) / (2.0 * nj1), (a1 / na1 - a2 / na2) / (2.0 * nj2)]
 
-    def actuator_to_joint_position(self, values: Sequence[float]) -> List[float]:
-        j1, j2 = self.actuator_to_joint_velocity(self._acts(values, "actuator_to_joint_position"))
-        return [j1 + self.joint_offset[0], j2 + self.joint_offset[1]]
-
     def joint_to_actuator_effort(self, values: Sequence[float]) -> List[float]:
         j1, j2 = self._jnts(values, "joint_to_actuator_effort")
         (na1, na2), (nj1, nj2) = self.actuator_reduction, self.joint_reduction
@@ -99,21 +60,8 @@ class DifferentialTransmission(TwoByTwoTransmission):
         (na1, na2), (nj1, nj2) = self.actuator_reduction, self.joint_reduction
         return [na1 * (nj1 * j1 + nj2 * j2), na2 * (nj1 * j1 - nj2 * j2)]
 
-    def joint_to_actuator_position(self, values: Sequence[float]) -> List[float]:
-        j1, j2 = self._jnts(values, "joint_to_actuator_position")
-        return self.joint_to_actuator_velocity([j1 - self.joint_offset[0], j2 - self.joint_offset[1]])
-
-    def has_actuator_to_joint_absolute_position(self) -> bool:
-        return True
-
-    def has_actuator_to_joint_torque_sensor(self) -> bool:
-        return True
-
     def actuator_to_joint_absolute_position(self, values: Sequence[float]) -> List[float]:
         if self.ignore_transmission_absolute_encoder:
             a1, a2 = self._acts(values, "actuator_to_joint_absolute_position")
             return [a2, a1]
-        return self.actuator_to_joint_position(values)
-
-    def actuator_to_joint_torque_sensor(self, values: Sequence[float]) -> List[float]:
-        return self.actuator_to_joint_effort(values)
+        return super().actuator_to_joint_absolute_position(values)

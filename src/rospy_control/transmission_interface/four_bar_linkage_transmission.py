@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import List, Sequence
 
-from rospy_control.transmission_interface.differential_transmission import TwoByTwoTransmission
+from rospy_control.transmission_interface.two_by_two_transmission import TwoByTwoTransmission
 
 __all__ = ["FourBarLinkageTransmission"]
 
@@ -39,10 +39,6 @@ class FourBarLinkageTransmission(TwoByTwoTransmission):
         (na1, na2), (nj1, nj2) = self.actuator_reduction, self.joint_reduction
         return [a1 / (nj1 * na1), (a2 / na2 - a1 / (nj1 * na1)) / nj2]
 
-    def actuator_to_joint_position(self, values: Sequence[float]) -> List[float]:
-        j1, j2 = self.actuator_to_joint_velocity(self._acts(values, "actuator_to_joint_position"))
-        return [j1 + self.joint_offset[0], j2 + self.joint_offset[1]]
-
     def joint_to_actuator_effort(self, values: Sequence[float]) -> List[float]:
         j1, j2 = self._jnts(values, "joint_to_actuator_effort")
         (na1, na2), (nj1, nj2) = self.actuator_reduction, self.joint_reduction
@@ -52,19 +48,3 @@ class FourBarLinkageTransmission(TwoByTwoTransmission):
         j1, j2 = self._jnts(values, "joint_to_actuator_velocity")
         (na1, na2), (nj1, nj2) = self.actuator_reduction, self.joint_reduction
         return [nj1 * na1 * j1, na2 * (j1 + nj2 * j2)]
-
-    def joint_to_actuator_position(self, values: Sequence[float]) -> List[float]:
-        j1, j2 = self._jnts(values, "joint_to_actuator_position")
-        return self.joint_to_actuator_velocity([j1 - self.joint_offset[0], j2 - self.joint_offset[1]])
-
-    def has_actuator_to_joint_absolute_position(self) -> bool:
-        return True
-
-    def has_actuator_to_joint_torque_sensor(self) -> bool:
-        return True
-
-    def actuator_to_joint_absolute_position(self, values: Sequence[float]) -> List[float]:
-        return self.actuator_to_joint_position(values)
-
-    def actuator_to_joint_torque_sensor(self, values: Sequence[float]) -> List[float]:
-        return self.actuator_to_joint_effort(values)

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from typing import List, Sequence
 
-from rospy_control.transmission_interface.transmission import Transmission, check_reduction
+from rospy_control.transmission_interface.transmission import ActuatorSensorTransmission, check_reduction
 
 __all__ = ["SimpleTransmission"]
 
 
-class SimpleTransmission(Transmission):
+class SimpleTransmission(ActuatorSensorTransmission):
     """Single actuator driving a single joint through a reduction ``n`` with a joint offset.
 
     Actuator → joint (effort N·m, velocity rad/s, position rad):
@@ -66,15 +66,3 @@ class SimpleTransmission(Transmission):
     def joint_to_actuator_position(self, values: Sequence[float]) -> List[float]:
         (j,) = self._jnts(values, "joint_to_actuator_position")
         return [(j - self.joint_offset) * self.reduction]
-
-    def has_actuator_to_joint_absolute_position(self) -> bool:
-        return True
-
-    def has_actuator_to_joint_torque_sensor(self) -> bool:
-        return True
-
-    def actuator_to_joint_absolute_position(self, values: Sequence[float]) -> List[float]:
-        return self.actuator_to_joint_position(values)
-
-    def actuator_to_joint_torque_sensor(self, values: Sequence[float]) -> List[float]:
-        return self.actuator_to_joint_effort(values)

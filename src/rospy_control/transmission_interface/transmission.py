@@ -10,7 +10,7 @@ from typing import List, Sequence
 
 from rospy_control.exceptions import TransmissionInterfaceError
 
-__all__ = ["Transmission", "check_reduction"]
+__all__ = ["Transmission", "ActuatorSensorTransmission", "check_reduction"]
 
 
 def check_reduction(value: float, what: str, transmission: str) -> float:
@@ -84,3 +84,20 @@ class Transmission:
         raise TransmissionInterfaceError(
             f"{type(self).__name__} does not support actuator to joint torque sensor mapping."
         )
+
+
+class ActuatorSensorTransmission(Transmission):
+    """A transmission whose absolute encoders and torque sensors sit on the actuators: absolute
+    positions map like positions, torque sensor readings like efforts."""
+
+    def has_actuator_to_joint_absolute_position(self) -> bool:
+        return True
+
+    def has_actuator_to_joint_torque_sensor(self) -> bool:
+        return True
+
+    def actuator_to_joint_absolute_position(self, values: Sequence[float]) -> List[float]:
+        return self.actuator_to_joint_position(values)
+
+    def actuator_to_joint_torque_sensor(self, values: Sequence[float]) -> List[float]:
+        return self.actuator_to_joint_effort(values)
