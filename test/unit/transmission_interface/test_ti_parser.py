@@ -1,4 +1,5 @@
-"""TransmissionParser: ros_control's per-transmission rules, skip summary, seed 000 shapes."""
+"""TransmissionParser: ros_control's per-transmission rules, skip summary, and the transmission shapes of a
+UR5 arm with a Barrett hand (interfaces on the joint: kept; only on the actuator: skipped with the fix)."""
 from __future__ import annotations
 
 import logging
@@ -83,7 +84,7 @@ def test_joint_without_interface_dropped_but_transmission_kept(caplog):
     assert "bad" in infos.summary()
 
 
-def test_seed000_ur_shape_loads_and_barrett_shape_is_actionable(urdf, caplog):
+def test_ur5_shape_loads_and_barrett_hand_shape_is_actionable(urdf, caplog):
     with caplog.at_level(logging.ERROR):
         infos = TransmissionParser.parse(urdf("seed000_ur5bh_transmissions.urdf"), source="ur5bh.urdf")
     assert [i.name for i in infos] == ["shoulder_pan_trans"]
