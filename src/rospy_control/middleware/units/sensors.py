@@ -1,0 +1,322 @@
+"""Sensors speaking :mod:`rospy_control.middleware.protocols.sensors`: :class:`CanSensor` and the
+:class:`Encoder`, :class:`ImuSensor`, :class:`ContactSensor` and :class:`ForceTorqueSensor` with their
+state records."""
+from __future__ import annotations
+
+from typing import NamedTuple, Optional, Tuple
+
+import can
+
+from rospy_control.exceptions import ConfigError
+from rospy_control.middleware.config import (
+    AttributeReader, UnitInfo, non_negative, positive, to_float, to_int, to_str,
+)
+from rospy_control.middleware.protocols import sensors
+from rospy_control.middleware.units.base import CanUnit, frame_bits
+
+__all__ = [
+    "CanSensor", "Encoder", "ImuSensor", "ContactSensor", "ForceTorqueSensor", "EncoderState", "ImuState",
+    "ContactState", "ForceTorqueState",
+]
+
+
+class EncoderState(NamedTuple):
+    name: str
+    position: float
+    velocity: float
+    fault: bool
+    fault_reason: str
+    stamp: float
+    received: bool
+    fault_time: float = 0.0
+
+
+class ImuState(NamedTuple):
+    name: str
+    frame_id: str
+    orientation: Tuple[float, float, float, float]   #: x, y, z, w
+    orientation_covariance: Tuple[float, ...]         #: 9 values, row major
+    angular_velocity: Tuple[float, float, float]     #: rad/s
+    angular_velocity_covariance: Tuple[float, ...]
+    linear_acceleration: Tuple[float, float, float]  #: m/s^2 (gravity included: +9.81 on z at rest)
+    linear_acceleration_covariance: Tuple[float, ...]
+    temperature: Optional[float]
+    fault: bool
+    fault_reason: str
+    stamp: float
+    received: bool
+    fault_time: float = 0.0
+
+
+class ContactState(NamedTuple):
+    name: str
+    frame_id: str
+    in_contact: bool
+    force: float  #: normal force, N
+    fault: bool
+    fault_reason: str
+    stamp: float
+    received: bool
+    fault_time: float = 0.0
+
+
+class ForceTorqueState(NamedTuple):
+    name: str
+    frame_id: str
+    force: Tuple[float, float, float]
+    torque: Tuple[float, float, float]
+    fault: bool
+    fault_reason: str
+    stamp: float
+    received: bool
+    fault_time: float = 0.0
+
+
+class CanSensor(CanUnit):
+    """Base of sensors speaking :mod:`rospy_control.middleware.protocols.sensors`."""
+
+    FRAMES_PER_POLL = 1
+    REPLY_DLC = 8
+
+    def __init__(self, name: str, can_id: int, reply_id: Optional[int] = None, frame_id: str = "",
+                 fault_timeout: Optional[float] = None) -> None:
+        super().__init__(name, can_id, fault_timeout)
+        self.reply_id = can_id + sensors.DEFAULT_REPLY_OFFSET if reply_id is None else reply_id
+        if not 0 <= self.reply_id <= 0x7FF - (self.FRAMES_PER_POLL - 1):
+            raise ConfigError(f"sensor '{name}': reply_id 0x{self.reply_id:X} out of range")
+        self.frame_id = frame_id or name
+        self._msg = can.Message(arbitration_id=can_id, is_extended_id=False, data=b"", dlc=0)
+
+    @classmethod
+    def _common_kwargs(cls, info: UnitInfo, r: AttributeReader) -> dict:
+        if info.channel is None:
+            raise info.element.error("a sensor needs a channel: set attribute 'channel' here or on a <group>")
+        return dict(
+            can_id=r.get("can_id", to_int, check=lambda v: 0 <= v <= 0x7FF,
+                         expected="an integer CAN id 0x000..0x7FF"),
+            reply_id=r.get("reply_id", to_int, None, check=lambda v: 0 <= v <= 0x7FF,
+                           expected="an integer CAN id 0x000..0x7FF"),
+            frame_id=r.get("frame_id", to_str, ""),
+            fault_timeout=r.get("fault_timeout", to_float, None, check=positive,
+                                expected="a positive number of seconds"),
+        )
+
+    @classmethod
+    def from_info(cls, info: UnitInfo) -> "CanSensor":
+        r = AttributeReader(info.element, ignore=("name", "type", "channel"))
+        kw = cls._common_kwargs(info, r)
+        kw.update(cls._read_attributes(r))
+        r.finish()
+        unit = cls(info.name, **kw)
+        unit.where = f"{info.element.source}:{info.element.line}"
+        return unit
+
+    @classmethod
+    def _read_attributes(cls, r: AttributeReader) -> dict:
+        """The sensor type's own XML attributes (constructor keyword arguments)."""
+        return {}
+
+    def reply_ids(self) -> Tuple[int, ...]:
+        return tuple(range(self.reply_id, self.reply_id + self.FRAMES_PER_POLL))
+
+    def bits_per_cycle(self) -> int:
+        return frame_bits(0) + self.FRAMES_PER_POLL * frame_bits(self.REPLY_DLC)
+
+    def _poll(self, now: float) -> Optional[can.Message]:
+        if self._reset_req != self._reset_seen:
+            self._begin_poll(now)
+        if not self._active or (self._fault and not self._probing):
+            return None
+        self._awaiting = self.FRAMES_PER_POLL
+        self._sent_at = now
+        return self._msg
+
+    def _on_frame(self, arb_id: int, data, now: float) -> int:
+        try:
+            self._decode(arb_id - self.reply_id, data)
+        except sensors.SensorFrameError:
+            self.bad_frames += 1
+            return 0
+        self._got_reply(now)
+        if self._probing:
+            self._probe_ok = True
+        if self._awaiting:
+            self._awaiting -= 1
+            return 1
+        return 0
+
+    def _decode(self, index: int, data) -> None:
+        raise NotImplementedError
+
+    def _end_state(self):
+        """The immutable state record published for this cycle."""
+        raise NotImplementedError
+
+    def _end_cycle(self, now: float, on_time: bool = True):
+        if self._awaiting or self._probing:
+            self._judge(now, on_time)
+        s = self._state = self._end_state()
+        return s
+
+    def _flagged(self, what: str) -> None:
+        """The sensor's answer carries its error flag."""
+        self._report_error(f"{what} reported an error flag", f"{what} still reports an error flag")
+
+
+class Encoder(CanSensor):
+    """A stand-alone position encoder (state only)."""
+
+    TYPE_NAME = "rospy_control/Encoder"
+
+    def __init__(self, name: str, can_id: int, counts_per_rev: int = 16384, velocity_range: float = 100.0,
+                 **kw) -> None:
+        super().__init__(name, can_id, **kw)
+        self.counts_per_rev = counts_per_rev
+        self.velocity_range = velocity_range
+        self._pos = 0.0
+        self._vel = 0.0
+        self._state = self._end_state()
+
+    @classmethod
+    def _read_attributes(cls, r: AttributeReader) -> dict:
+        kw = {}
+        kw["counts_per_rev"] = r.get("counts_per_rev", to_int, 16384, check=positive,
+                                     expected="a positive integer")
+        kw["velocity_range"] = r.get("velocity_range", to_float, 100.0, check=positive,
+                                     expected="a positive number (rad/s)")
+        return kw
+
+    def _decode(self, index: int, data) -> None:
+        self._pos, self._vel, flags = sensors.decode_encoder(data, self.counts_per_rev, self.velocity_range)
+        if flags & sensors.FLAG_ERROR:
+            self._flagged("encoder")
+
+    def _end_state(self) -> EncoderState:
+        return EncoderState(self.name, self._pos, self._vel, self._fault, self._fault_reason,
+                            self._last_reply if self._received else 0.0, self._received, self._fault_time)
+
+
+def _diag(v: float) -> Tuple[float, ...]:
+    return (v, 0.0, 0.0, 0.0, v, 0.0, 0.0, 0.0, v)
+
+
+class ImuSensor(CanSensor):
+    """An IMU: orientation (quaternion x, y, z, w), angular velocity and linear acceleration."""
+
+    TYPE_NAME = "rospy_control/ImuSensor"
+    FRAMES_PER_POLL = sensors.IMU_FRAMES
+
+    def __init__(self, name: str, can_id: int, gyro_range: float = 34.9, accel_range: float = 156.9,
+                 orientation_variance: float = 1e-4, angular_velocity_variance: float = 1e-5,
+                 linear_acceleration_variance: float = 1e-3, **kw) -> None:
+        super().__init__(name, can_id, **kw)
+        self.gyro_range = gyro_range
+        self.accel_range = accel_range
+        self.orientation_covariance = _diag(orientation_variance)
+        self.angular_velocity_covariance = _diag(angular_velocity_variance)
+        self.linear_acceleration_covariance = _diag(linear_acceleration_variance)
+        self._q = (0.0, 0.0, 0.0, 1.0)
+        self._w = (0.0, 0.0, 0.0)
+        self._a = (0.0, 0.0, 0.0)
+        self._temp: Optional[float] = None
+        self._state = self._end_state()
+
+    @classmethod
+    def _read_attributes(cls, r: AttributeReader) -> dict:
+        kw = {}
+        for attr, default in (("gyro_range", 34.9), ("accel_range", 156.9)):
+            kw[attr] = r.get(attr, to_float, default, check=positive, expected="a positive number")
+        for attr, default in (("orientation_variance", 1e-4), ("angular_velocity_variance", 1e-5),
+                              ("linear_acceleration_variance", 1e-3)):
+            kw[attr] = r.get(attr, to_float, default, check=non_negative, expected="a number >= 0")
+        return kw
+
+    def _decode(self, index: int, data) -> None:
+        if index == 0:
+            self._q = sensors.decode_quaternion(data)
+        elif index == 1:
+            x, y, z, flags, _ = sensors.decode_vec3(data, self.gyro_range)
+            self._w = (x, y, z)
+            if flags & sensors.FLAG_ERROR:
+                self._flagged("IMU")
+        else:
+            x, y, z, temp, _ = sensors.decode_vec3(data, self.accel_range)
+            self._a = (x, y, z)
+            self._temp = float(temp - 256 if temp > 127 else temp)
+
+    def _end_state(self) -> ImuState:
+        return ImuState(self.name, self.frame_id, self._q, self.orientation_covariance, self._w,
+                        self.angular_velocity_covariance, self._a, self.linear_acceleration_covariance,
+                        self._temp, self._fault, self._fault_reason,
+                        self._last_reply if self._received else 0.0, self._received, self._fault_time)
+
+
+class ContactSensor(CanSensor):
+    """A foot contact switch / load cell: in contact + normal force (N)."""
+
+    TYPE_NAME = "rospy_control/ContactSensor"
+    REPLY_DLC = 4
+
+    def __init__(self, name: str, can_id: int, force_range: float = 1000.0, **kw) -> None:
+        super().__init__(name, can_id, **kw)
+        self.force_range = force_range
+        self._contact = False
+        self._force = 0.0
+        self._state = self._end_state()
+
+    @classmethod
+    def _read_attributes(cls, r: AttributeReader) -> dict:
+        kw = {}
+        kw["force_range"] = r.get("force_range", to_float, 1000.0, check=positive,
+                                  expected="a positive number (N)")
+        return kw
+
+    def _decode(self, index: int, data) -> None:
+        self._contact, self._force, err = sensors.decode_contact(data, self.force_range)
+        if err:
+            self._flagged("contact sensor")
+
+    def _end_state(self) -> ContactState:
+        return ContactState(self.name, self.frame_id, self._contact, self._force, self._fault,
+                            self._fault_reason, self._last_reply if self._received else 0.0, self._received,
+                            self._fault_time)
+
+
+class ForceTorqueSensor(CanSensor):
+    """A 6-axis force/torque sensor."""
+
+    TYPE_NAME = "rospy_control/ForceTorqueSensor"
+    FRAMES_PER_POLL = sensors.FT_FRAMES
+
+    def __init__(self, name: str, can_id: int, force_range: float = 500.0, torque_range: float = 50.0,
+                 **kw) -> None:
+        super().__init__(name, can_id, **kw)
+        self.force_range = force_range
+        self.torque_range = torque_range
+        self._f = (0.0, 0.0, 0.0)
+        self._t = (0.0, 0.0, 0.0)
+        self._state = self._end_state()
+
+    @classmethod
+    def _read_attributes(cls, r: AttributeReader) -> dict:
+        kw = {}
+        kw["force_range"] = r.get("force_range", to_float, 500.0, check=positive,
+                                  expected="a positive number")
+        kw["torque_range"] = r.get("torque_range", to_float, 50.0, check=positive,
+                                   expected="a positive number")
+        return kw
+
+    def _decode(self, index: int, data) -> None:
+        if index == 0:
+            x, y, z, flags, _ = sensors.decode_vec3(data, self.force_range)
+            self._f = (x, y, z)
+        else:
+            x, y, z, flags, _ = sensors.decode_vec3(data, self.torque_range)
+            self._t = (x, y, z)
+        if flags & sensors.FLAG_ERROR:
+            self._flagged("force/torque sensor")
+
+    def _end_state(self) -> ForceTorqueState:
+        return ForceTorqueState(self.name, self.frame_id, self._f, self._t, self._fault, self._fault_reason,
+                                self._last_reply if self._received else 0.0, self._received,
+                                self._fault_time)
