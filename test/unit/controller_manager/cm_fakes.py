@@ -5,25 +5,23 @@ Imported by conftest.py, and loaded as ``cm_fakes:<Class>`` controller types.
 * :class:`FakeRobotHW` -- joints ``hiDOF_joint1..3`` in JointState, Effort and Velocity interfaces
   (no Position interface), call counters and scripted ``switch_result`` answers.
 * Test controllers registered in a private registry (the shared one is left alone).
-* :class:`SwitchRunner` -- runs the blocking ``switch_controller`` in a thread while the test drives
-  ``update()`` cycle by cycle, so nothing depends on sleeps.
+* :class:`Env` -- the shared controller-manager rig (``rospy_control.testing.cm_rig``) on that robot:
+  ``switch`` runs the blocking ``switch_controller`` in a thread while the test drives ``update()``
+  cycle by cycle, so nothing depends on sleeps.
 """
 from __future__ import annotations
 
-import threading
-import time
-from typing import Callable, Dict, List, Optional
+from typing import Dict, List, Optional
 
 from rospy_control.controller_interface import (
     Controller, ControllerBase, MultiInterfaceController,
 )
-from rospy_control.controller_manager import ControllerManager
 from rospy_control.hardware_interface import (
     EffortJointInterface, JointData, JointHandle, JointStateHandle, JointStateInterface,
     PositionJointInterface, RobotHW, SwitchState, VelocityJointInterface,
 )
 from rospy_control.plugins import Registry
-from rospy_control.testing import InMemoryGraph, InMemoryNodeHandle
+from rospy_control.testing.cm_rig import ControllerManagerRig
 
 JOINTS = ("hiDOF_joint1", "hiDOF_joint2", "hiDOF_joint3")
 
@@ -253,79 +251,14 @@ def make_registry() -> Registry:
     return registry
 
 
-class Env:
-    """A robot, a graph, a controller manager and helpers to configure and drive them."""
+class Env(ControllerManagerRig):
+    """The fake robot (or ``hw``), an in-memory graph and a controller manager with the test types.
+
+    Short switch waits (``switch_wall_margin`` 0.2 s, ``switch_wait_limit`` 0.5 s) so that tests of
+    switches that never complete stay fast; :meth:`switch` returns the result for the test to check.
+    """
 
     def __init__(self, hw: Optional[RobotHW] = None) -> None:
-        self.graph = InMemoryGraph()
-        self.root_nh = InMemoryNodeHandle("/", self.graph)
-        self.hw = hw if hw is not None else FakeRobotHW()
-        self.cm = ControllerManager(self.hw, self.root_nh, registry=make_registry(),
-                                    switch_wall_margin=0.2, switch_wait_limit=0.5)
-        self.t = 0.0
-
-    def configure(self, name: str, type_name: str, **params) -> None:
-        self.root_nh.set_param(name, dict(params, type=type_name))
-
-    def load(self, name: str, type_name: str, **params):
-        self.configure(name, type_name, **params)
-        result = self.cm.load_controller(name)
-        assert result.ok, result.message
-        return self.cm.get_controller_by_name(name)
-
-    def cycle(self, dt: float = 0.01) -> float:
-        """One control cycle at ROS time t += dt (graph clock follows)."""
-        self.t += dt
-        self.graph.set_time(self.t)
-        self.cm.update(self.t, dt)
-        return self.t
-
-    def switch(self, start=(), stop=(), strictness=2, start_asap=False, timeout=0.0,
-               driver: Optional[Callable[["Env"], None]] = None):
-        """Run a switch while ``driver`` (default: cycle until done) drives the loop."""
-        runner = SwitchRunner(self, list(start), list(stop), strictness, start_asap, timeout)
-        runner.start()
-        if runner.wait_armed():
-            if driver is None:
-                while runner.running():
-                    self.cycle()
-                    if not self.cm.is_switch_pending():
-                        break
-            else:
-                driver(self)
-        return runner.join()
-
-
-class SwitchRunner:
-    """``switch_controller`` in a thread; the test thread plays the control loop."""
-
-    def __init__(self, env: Env, start, stop, strictness, start_asap, timeout) -> None:
-        self.env = env
-        self.args = (start, stop, strictness, start_asap, timeout)
-        self.result = None
-        self.thread = threading.Thread(target=self._run, name="switch_controller")
-
-    def _run(self) -> None:
-        self.result = self.env.cm.switch_controller(*self.args)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def running(self) -> bool:
-        return self.thread.is_alive()
-
-    def wait_armed(self, timeout: float = 2.0) -> bool:
-        """True once the switch is armed; False if the call already returned (non-RT failure)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.env.cm.is_switch_pending():
-                return True
-            if not self.thread.is_alive():
-                return False
-            time.sleep(0.0005)
-        raise AssertionError("switch was never armed")
-
-    def join(self, timeout: float = 5.0):
-        self.thread.join(timeout)
-        assert not self.thread.is_alive(), "switch_controller did not return"
-        return self.result
+        super().__init__(hw if hw is not None else FakeRobotHW(), registry=make_registry(),
+                         switch_wall_margin=0.2, switch_wait_limit=0.5)
+        self.hw = self.robot_hw

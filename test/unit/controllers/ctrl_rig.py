@@ -1,24 +1,18 @@
 """A small robot for controller tests (the ``rig`` fixture of conftest.py).
 
-Three joints in every joint interface, sensors, a URDF.
-
-``control_msgs`` comes from the catkin workspace (.ws/devel); when the tests are run without
-sourcing it, its dist-packages directory is appended to ``sys.path`` if it exists.
+Three joints in every joint interface, sensors, a URDF, on the shared controller-manager rig
+(``rospy_control.testing.cm_rig``).
 """
 from __future__ import annotations
 
-import threading
-import time
-
-from rospy_control.controller_manager import ControllerManager  # noqa: E402
-from rospy_control.hardware_interface import (  # noqa: E402
+from rospy_control.hardware_interface import (
     ContactSensorData, ContactSensorHandle, ContactSensorInterface, EffortJointInterface,
     ForceTorqueSensorData, ForceTorqueSensorHandle, ForceTorqueSensorInterface, ImuSensorData,
     ImuSensorHandle, ImuSensorInterface,
     JointData, JointHandle, JointStateHandle, JointStateInterface, PositionJointInterface, RobotHW,
     VelocityJointInterface,
 )
-from rospy_control.testing import InMemoryGraph, InMemoryNodeHandle  # noqa: E402
+from rospy_control.testing.cm_rig import ControllerManagerRig
 
 URDF = """<?xml version="1.0"?>
 <robot name="test_robot">
@@ -67,43 +61,16 @@ class Robot(RobotHW):
             self.register_interface(iface)
 
 
-class Rig:
-    """Robot + in-memory graph + controller manager with the default controller registry."""
+class Rig(ControllerManagerRig):
+    """:class:`Robot` + in-memory graph + controller manager with the default controller registry;
+    :meth:`switch` asserts that the switch succeeds."""
+
+    check_switch = True
 
     def __init__(self) -> None:
-        self.graph = InMemoryGraph()
-        self.root_nh = InMemoryNodeHandle("/", self.graph)
-        self.root_nh.set_param("robot_description", URDF)
         self.robot = Robot()
-        self.cm = ControllerManager(self.robot, self.root_nh, switch_wall_margin=0.5, switch_wait_limit=2.0)
-        self.t = 1.0
-
-    def load(self, name: str, type_name: str, **params):
-        self.root_nh.set_param(name, dict(params, type=type_name))
-        result = self.cm.load_controller(name)
-        assert result.ok, result.message
-        return self.cm.get_controller_by_name(name)
-
-    def cycle(self, dt: float = 0.01) -> float:
-        self.t += dt
-        self.graph.set_time(self.t)
-        self.cm.update(self.t, dt)
-        return self.t
-
-    def switch(self, start=(), stop=()):
-        out = []
-        worker = threading.Thread(
-            target=lambda: out.append(self.cm.switch_controller(list(start), list(stop), 2)))
-        worker.start()
-        deadline = time.monotonic() + 3.0
-        while worker.is_alive() and time.monotonic() < deadline:
-            if self.cm.is_switch_pending():
-                self.cycle()
-            else:
-                time.sleep(0.0005)
-        worker.join(3.0)
-        assert out and out[0].ok, out
-        return out[0]
+        super().__init__(self.robot, t0=1.0, robot_description=URDF, switch_wall_margin=0.5,
+                         switch_wait_limit=2.0)
 
     def record(self, topic: str, msg_class):
         received = []

@@ -13,8 +13,6 @@ position (a gripper closing on an object).
 from __future__ import annotations
 
 import math
-import threading
-import time as _time
 from typing import Dict, List, Optional, Sequence
 
 import genpy  # noqa: E402
@@ -23,14 +21,14 @@ from control_msgs.msg import (  # noqa: E402
 )
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from rospy_control.controller_manager import ControllerManager  # noqa: E402
 from rospy_control.hardware_interface import (  # noqa: E402
     EffortJointInterface, JointData, JointHandle, JointStateHandle, JointStateInterface,
     PositionJointInterface,
     PosVelAccJointHandle, PosVelAccJointInterface, PosVelJointHandle, PosVelJointInterface, RobotHW,
     VelocityJointInterface,
 )
-from rospy_control.testing import InMemoryActionClient, InMemoryGraph, InMemoryNodeHandle  # noqa: E402
+from rospy_control.testing import InMemoryActionClient  # noqa: E402
+from rospy_control.testing.cm_rig import ControllerManagerRig  # noqa: E402
 
 CONT_URDF_JOINT = '<joint name="{n}" type="continuous"><parent link="l{i}"/><child link="l{j}"/></joint>'
 REV_URDF_JOINT = ('<joint name="{n}" type="revolute"><parent link="l{i}"/><child link="l{j}"/>'
@@ -160,42 +158,23 @@ def rrbot_params(joints, **extra) -> dict:
     return params
 
 
-class JtcRig:
+class JtcRig(ControllerManagerRig):
     """Robot + in-memory graph + controller manager; :meth:`cycle` = read, update, write, step."""
+
+    check_switch = True
 
     def __init__(self, joints: Dict[str, str], mode: str = "position", positions=None,
                  tau: float = 0.01) -> None:
-        self.graph = InMemoryGraph()
-        self.root_nh = InMemoryNodeHandle("/", self.graph)
-        self.root_nh.set_param("robot_description", make_urdf(joints))
         self.robot = SimRobot(list(joints), mode, tau, positions)
-        self.cm = ControllerManager(self.robot, self.root_nh, switch_wall_margin=0.5, switch_wait_limit=3.0)
-        self.t = 100.0
-        self.dt = 0.01
-        self.graph.set_time(self.t)
+        super().__init__(self.robot, t0=100.0, dt=0.01, robot_description=make_urdf(joints),
+                         switch_wall_margin=0.5, switch_wait_limit=3.0)
         self.name: Optional[str] = None
 
     # -- controller management -------------------------------------------------------------------
-    def load(self, name: str, type_name: str, params: dict):
-        self.root_nh.set_param(name, dict(params, type=type_name))
-        result = self.cm.load_controller(name)
-        assert result.ok, result.message
+    def load(self, name: str, type_name: str, params: Optional[dict] = None, **more_params):
+        ctrl = super().load(name, type_name, params, **more_params)
         self.name = name
-        return self.cm.get_controller_by_name(name)
-
-    def switch(self, start=(), stop=()) -> None:
-        out = []
-        worker = threading.Thread(
-            target=lambda: out.append(self.cm.switch_controller(list(start), list(stop), 2)))
-        worker.start()
-        deadline = _time.monotonic() + 3.0
-        while worker.is_alive() and _time.monotonic() < deadline:
-            if self.cm.is_switch_pending():
-                self.cycle()
-            else:
-                _time.sleep(0.0002)
-        worker.join(3.0)
-        assert out and out[0].ok, out
+        return ctrl
 
     def start(self, name: str, type_name: str, params: dict):
         ctrl = self.load(name, type_name, params)
@@ -203,15 +182,11 @@ class JtcRig:
         return ctrl
 
     # -- time ------------------------------------------------------------------------------------
-    def cycle(self) -> float:
-        dt = self.dt
-        self.t += dt
-        self.graph.set_time(self.t)
-        self.robot.read(self.t, dt)
-        self.cm.update(self.t, dt)
-        self.robot.write(self.t, dt)
+    def control(self, t: float, dt: float) -> None:
+        self.robot.read(t, dt)
+        self.cm.update(t, dt)
+        self.robot.write(t, dt)
         self.robot.step(dt)
-        return self.t
 
     def run(self, seconds: float, until=None) -> float:
         """Cycle for ``seconds`` (or until ``until()`` is true); returns the elapsed time."""
