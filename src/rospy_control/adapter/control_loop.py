@@ -25,6 +25,10 @@ runs the same three calls) in a dedicated thread:
   starts ``STALL_THRESHOLD`` (20 ms) or more after its deadline, or whose work is stretched that
   much beyond the CPU time the thread got (``time.thread_time``: the thread was not running, or a
   controller blocked), is a *stall* (:attr:`ControlLoopStats.stalls`, :attr:`ControlLoopStats.longest_stall`).
+* **Per-cycle hook**: ``after_read(time, period)``, if given, runs right after ``read`` in the same
+  thread, so it sees exactly the state the controllers will see this cycle (the standalone branch
+  copies the joint states for its ``/joint_states`` thread there).  It must be quick and never
+  block; an exception from it is counted and logged like one from ``read``.
 * **Recovered hardware**: when ``robot_hw.consume_reset_request()`` (if it has one) returns True
   after ``read``, that cycle's ``update`` gets ``reset_controllers=True`` (every running controller
   restarts from the measured state, e.g. after a motor fault was reset).
@@ -128,6 +132,8 @@ class ControlLoop:
     :param max_period_factor: the ``period`` passed to the three calls is at most this many nominal
         periods (>= 1; see the module docstring).
     :param cpu_clock: the thread's CPU-time clock (``time.thread_time``), injectable for tests.
+    :param after_read: called as ``after_read(time, period)`` after every ``read`` (see the module
+        docstring).
     :raises ValueError: ``rate`` is not positive, or ``max_period_factor`` < 1.
     """
 
@@ -142,7 +148,8 @@ class ControlLoop:
                  now: Callable[[], float], name: str = "control_loop", priority: Optional[int] = None,
                  monotonic: Callable[[], float] = time.monotonic,
                  max_period_factor: Optional[float] = None,
-                 cpu_clock: Callable[[], float] = time.thread_time) -> None:
+                 cpu_clock: Callable[[], float] = time.thread_time,
+                 after_read: Optional[Callable[[float, float], None]] = None) -> None:
         rate = float(rate)
         if not rate > 0.0:
             raise ValueError(f"ControlLoop '{name}': rate must be > 0 Hz, got {rate}")
@@ -151,6 +158,7 @@ class ControlLoop:
             raise ValueError(f"ControlLoop '{name}': max_period_factor must be >= 1, got {factor}")
         self.robot_hw = robot_hw
         self.controller_manager = controller_manager
+        self.after_read = after_read
         self.rate = rate
         self.period = 1.0 / rate
         #: the largest ``period`` passed to read/update/write
@@ -295,8 +303,8 @@ class ControlLoop:
             return 0.0
 
     def cycle(self, period: float) -> None:
-        """One ``read -> update -> write`` with the ROS time read now (the thread calls this; tests may
-        call it directly without starting the thread)."""
+        """One ``read -> (after_read) -> update -> write`` with the ROS time read now (the thread calls
+        this; tests may call it directly without starting the thread)."""
         try:
             t = float(self._now())
         except Exception as err:  # noqa: BLE001 - the time source failing (ROS shutting down)
@@ -309,6 +317,12 @@ class ControlLoop:
                 self._reset = True
         except Exception as err:  # noqa: BLE001 - reported, never kills the loop
             self._error("read", err)
+        hook = self.after_read
+        if hook is not None:
+            try:
+                hook(t, period)
+            except Exception as err:  # noqa: BLE001
+                self._error("after_read", err)
         cm = self.controller_manager
         if cm is not None:
             try:

@@ -58,6 +58,28 @@ def test_cycle_calls_read_update_write_with_the_same_ros_time():
     assert rec.calls == [("read", 12.5, 0.01), ("update", 12.5, 0.01), ("write", 12.5, 0.01)]
 
 
+def test_after_read_hook_runs_between_read_and_update_with_the_same_time():
+    rec = Recorder()
+    loop = ControlLoop(rec, rec, rate=100.0, now=lambda: 3.0,
+                       after_read=lambda t, dt: rec._record("after_read", t, dt))
+    loop.cycle(0.01)
+    assert rec.calls == [("read", 3.0, 0.01), ("after_read", 3.0, 0.01), ("update", 3.0, 0.01),
+                         ("write", 3.0, 0.01)]
+
+
+def test_a_raising_after_read_hook_is_counted_and_the_cycle_goes_on():
+    rec = Recorder()
+
+    def hook(t, dt):
+        raise RuntimeError("boom in the hook")
+
+    loop = ControlLoop(rec, rec, rate=100.0, now=lambda: 0.0, after_read=hook)
+    loop.cycle(0.01)
+    loop.cycle(0.01)
+    assert rec.names() == ["read", "update", "write"] * 2
+    assert loop.stats().errors == 2
+
+
 def test_without_controller_manager_only_read_and_write():
     rec = Recorder()
     ControlLoop(rec, None, rate=100.0, now=lambda: 1.0).cycle(0.01)
