@@ -30,6 +30,9 @@ Statuses (``name`` is ``"<node name>: <what>"``, ``hardware_id`` the bus and CAN
 * ``robot_hw`` -- from the RobotHW's ``status()``: hold mode, per joint the command interface,
   motor mode and controller, the pending mode switch, faulted joints (ERROR).  The motor statuses
   also get each driven joint's interface and controller from it.
+* ``controllers`` -- standalone branch only (``controller_states`` given; the ros_control branch
+  has ``controller_manager/list_controllers``): each controller's state, OK when all run, else
+  WARN naming those that do not (``hardware_id`` ``standalone``).
 
 Rates ("/s" values) are differences between two reports divided by the wall time between them; the
 first report gives the average since start.
@@ -85,19 +88,22 @@ class DriverDiagnostics:
     :param prefix: status name prefix (the node's name).
     :param loop: the :class:`~rospy_control.adapter.control_loop.ControlLoop` (or None).
     :param robot_hw: the RobotHW; its ``diagnostics()`` or ``status()`` is reported if it has one.
-    :param extra: callables returning more ``DiagnosticStatus`` objects (e.g. the standalone
-        controllers' state).
+    :param extra: callables returning more ``DiagnosticStatus`` objects.
+    :param controller_states: callable returning ``{controller: state}`` (the standalone branch's
+        controllers), reported as the ``controllers`` status.
     :param clock: monotonic clock (tests).
     """
 
     def __init__(self, middleware: Any, prefix: str, loop: Any = None, robot_hw: Any = None,
                  extra: Optional[List[Callable[[], List[DiagnosticStatus]]]] = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 controller_states: Optional[Callable[[], Dict[str, str]]] = None) -> None:
         self.mw = middleware
         self.prefix = prefix.strip("/") or "driver"
         self.loop = loop
         self.robot_hw = robot_hw
         self.extra = list(extra or [])
+        self.controller_states = controller_states
         self._clock = clock
         self._start = clock()
         self._last_time: Optional[float] = None
@@ -137,6 +143,8 @@ class DriverDiagnostics:
         sim = self.simulator_status()
         if sim is not None:
             statuses.append(sim)
+        if self.controller_states is not None:
+            statuses.append(self.controllers_status())
         for source in self.extra:
             try:
                 statuses.extend(source())
@@ -346,6 +354,19 @@ class DriverDiagnostics:
             values.append((f"{unit} max command step (rad)", step))
         return _status(self._name("simulator"), self.mw.name, OK,
                        f"simulated firmware; largest command step {worst:.4f} rad", values)
+
+    # -- controllers (standalone branch) ----------------------------------------------------------
+    def controllers_status(self) -> DiagnosticStatus:
+        """The state of each controller of ``controller_states`` (OK when all run)."""
+        name = self._name("controllers")
+        try:
+            states = dict(self.controller_states()) if self.controller_states is not None else {}
+        except Exception as err:  # noqa: BLE001
+            return _status(name, "standalone", ERROR, f"controller states unavailable: {err}", [])
+        bad = [n for n, s in states.items() if s != "running"]
+        level = OK if not bad else WARN
+        message = "all running" if not bad else f"not running: {', '.join(bad)}"
+        return _status(name, "standalone", level, message, list(states.items()))
 
     # -- robot_hw ---------------------------------------------------------------------------------
     def _robot_hw_report(self) -> Any:
