@@ -1,4 +1,5 @@
-"""The driver node (seed 003's ROSAdapter): hardware XML -> Middleware -> RobotHW -> one of two branches.
+"""The driver node, the ROS side of the package: hardware XML -> Middleware -> RobotHW -> one of two
+branches (``docs/architecture.md``, "The driver node").
 
 ``scripts/driver_node`` only calls :func:`main`.  Start-up, in this order, each step undone if a
 later one fails (nothing half-starts):
@@ -20,13 +21,14 @@ later one fails (nothing half-starts):
      deadlines, overruns counted), ``joint_state_controller`` loaded and started (so
      ``/joint_states`` flows before any spawner runs), then the six ``controller_manager/*``
      services and ``controller_manager/statistics``;
-   * **false** (standalone branch): no controller manager.  The trajectory controllers (and sensor
-     broadcasters) run directly in the control loop through
-     :class:`~rospy_control.adapter.standalone.ControllerRunner` -- so each
-     ``<name>/follow_joint_trajectory`` action, ``<name>/state``, ``<name>/command`` and
-     ``<name>/query_state`` behave exactly as the JointTrajectoryController's -- and a thread
+   * **false** (standalone branch): the same controller manager runs the trajectory controllers
+     (and sensor broadcasters) of ``~trajectory_controllers`` / ``~sensor_controllers``, loaded and
+     switched on at start-up, but without its ROS API (no ``controller_manager/*`` services, no
+     statistics topic): each ``<name>/follow_joint_trajectory`` action, ``<name>/state``,
+     ``<name>/command`` and ``<name>/query_state`` is the JointTrajectoryController's own.  A thread
      publishes ``joint_states`` for every joint at ``~publish_rate``, also while idle, with strictly
-     increasing stamps;
+     increasing stamps, from the joint states the control loop copies once per cycle
+     (:mod:`rospy_control.adapter.standalone`);
 
 7. ``/diagnostics`` about once per second from its own thread
    (:mod:`rospy_control.adapter.diagnostics`).
@@ -91,176 +93,51 @@ no commands until ``~reset_faults`` succeeds.
 """
 from __future__ import annotations
 
+import functools
 import sys
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
+import genpy
+import rosgraph
+import rospy
+from diagnostic_msgs.msg import DiagnosticArray
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger, TriggerResponse
+
+from rospy_control.adapter.control_loop import ControlLoop
+from rospy_control.adapter.controller_manager_ros import ControllerManagerRos
+from rospy_control.adapter.diagnostics import DiagnosticsThread, DriverDiagnostics
+from rospy_control.adapter.driver_config import (
+    JSC_TYPE,
+    DriverParams,
+    build_robot_hw,
+    check_controller_params,
+    controller_namespaces,
+    default_trajectory_controllers,
+    joint_names,
+)
+from rospy_control.adapter.fault_reset import FaultReset
+from rospy_control.adapter.ros_node_handle import RosNodeHandle
+from rospy_control.adapter.standalone import (
+    JointStateSampler,
+    JointStatesThread,
+    controller_states,
+    load_controllers,
+    start_controllers,
+)
+from rospy_control.controller_manager import ControllerManager
+from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
 from rospy_control.exceptions import CommunicationError, ConfigError, RospyControlError
 from rospy_control.log import get_logger
+from rospy_control.middleware import Middleware
+from rospy_control.robot_hw import MiddlewareRobotHW
+from rospy_control.srv import SetSimFault, SetSimFaultResponse
 
 logger = get_logger(__name__)
 
-__all__ = ["Driver", "DriverParams", "main", "controller_namespaces", "check_controller_params"]
-
-#: Types whose namespaces ``~sensor_controllers`` defaults to.
-SENSOR_CONTROLLER_PACKAGES = ("imu_sensor_controller/", "force_torque_sensor_controller/",
-                              "contact_sensor_controller/")
-JSC_TYPE = "joint_state_controller/JointStateController"
+__all__ = ["Driver", "DriverParams", "main"]
 
 
-class DriverParams:
-    """The node's private parameters with their defaults (one place; see the module docstring)."""
-
-    CONTROL_RATE = 200.0
-    PUBLISH_RATE = 100.0
-    DIAGNOSTICS_PERIOD = 1.0
-    STATISTICS_PERIOD = 1.0
-
-    def __init__(self, get: Any) -> None:
-        """:param get: ``get(name, default)`` for private names (``rospy.get_param("~" + name, d)``)."""
-        self.configure = get("configure", None)
-        self.sim = _as_bool("~sim", get("sim", True))
-        self.use_ros_control = _as_bool("~use_ros_control", get("use_ros_control", True))
-        self.control_rate = _positive("~control_rate", get("control_rate", self.CONTROL_RATE))
-        self.publish_rate_given = get("publish_rate", None) is not None
-        self.publish_rate = _positive("~publish_rate", get("publish_rate", self.PUBLISH_RATE))
-        self.start_jsc = _as_bool("~start_joint_state_controller",
-                                  get("start_joint_state_controller", True))
-        self.jsc_name = str(get("joint_state_controller", "joint_state_controller"))
-        self.trajectory_controllers = _name_list("~trajectory_controllers",
-                                                 get("trajectory_controllers", None))
-        self.sensor_controllers = _name_list("~sensor_controllers", get("sensor_controllers", None))
-        self.check_controllers = _as_bool("~check_controllers", get("check_controllers", True))
-        self.diagnostics_period = _non_negative("~diagnostics_period",
-                                                get("diagnostics_period", self.DIAGNOSTICS_PERIOD))
-        self.statistics_period = _non_negative("~statistics_period",
-                                               get("statistics_period", self.STATISTICS_PERIOD))
-        hold = get("hold_mode", "")
-        self.hold_mode: Optional[str] = str(hold) if hold else None
-        prio = get("loop_priority", -1)
-        self.loop_priority: Optional[int] = int(prio) if prio is not None and int(prio) >= 0 else None
-        if not isinstance(self.configure, str) or not self.configure.strip():
-            raise ConfigError("private parameter ~configure is not set: give the hardware XML path "
-                              "(or the XML text), e.g. _configure:=$(rospack find rospy_control)/config/"
-                              "arm_hardware.xml", "~configure")
-
-
-def _as_bool(name: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = value.strip().lower() if isinstance(value, str) else None
-    if text in ("true", "1", "yes", "on"):
-        return True
-    if text in ("false", "0", "no", "off"):
-        return False
-    if isinstance(value, int):
-        return bool(value)
-    raise ConfigError(f"expected true or false, got {value!r}", name)
-
-
-def _number(name: str, value: Any) -> float:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"expected a number, got {value!r}", name) from None
-
-
-def _positive(name: str, value: Any) -> float:
-    v = _number(name, value)
-    if not v > 0.0:
-        raise ConfigError(f"expected a value > 0, got {value!r}", name)
-    return v
-
-
-def _non_negative(name: str, value: Any) -> float:
-    v = _number(name, value)
-    if v < 0.0:
-        raise ConfigError(f"expected a value >= 0, got {value!r}", name)
-    return v
-
-
-def _name_list(name: str, value: Any) -> Optional[List[str]]:
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):  # "a b" or "a,b" from the command line
-        return [v for v in value.replace(",", " ").split() if v]
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return list(value)
-    raise ConfigError(f"expected a list of controller names, got {value!r}", name)
-
-
-# ---------------------------------------------------------------------------------------------
-# Controller YAML helpers (ROS-free: they take the parameter tree as a dict)
-# ---------------------------------------------------------------------------------------------
-def controller_namespaces(params: Dict[str, Any]) -> Dict[str, str]:
-    """``{name: type}`` of every entry of ``params`` (one namespace's parameter dict) that looks like a
-    controller (a dict with a string ``type``), sorted by name."""
-    out = {}
-    for name in sorted(params):
-        value = params[name]
-        if isinstance(value, dict) and isinstance(value.get("type"), str):
-            out[name] = value["type"]
-    return out
-
-
-def check_controller_params(params: Dict[str, Any], namespace: str, joint_names: List[str],
-                            registry: Any) -> List[str]:
-    """Check every controller namespace of ``params``; return warnings, raise on errors.
-
-    Errors: a ``type`` that is not a string or names no known type (a typo), ``joints`` that is not
-    a list of strings, a joint (``joints`` or ``joint``) the robot does not have.  A registered type
-    whose module cannot be imported is only a warning (the spawner reports it when it is used).
-
-    :raises ConfigError: naming the parameter (``<namespace>/<name>/...``).
-    """
-    warnings = []
-    known = set(joint_names)
-    ns = namespace.rstrip("/")
-    for name in sorted(params):
-        value = params[name]
-        if not isinstance(value, dict) or "type" not in value:
-            continue
-        where = f"{ns}/{name}"
-        type_name = value["type"]
-        if not isinstance(type_name, str) or not type_name:
-            raise ConfigError(f"controller type must be a non-empty string, got {type_name!r}",
-                              where + "/type")
-        if type_name not in registry and ":" not in type_name:
-            raise ConfigError(f"unknown controller type '{type_name}'; known types: "
-                              f"{', '.join(registry.names())}", where + "/type")
-        try:
-            registry.resolve(type_name)
-        except ConfigError as err:
-            if type_name in registry:
-                warnings.append(f"controller '{name}': type '{type_name}' is not available: {err}")
-            else:
-                raise ConfigError(str(err), where + "/type") from None
-        joints = value.get("joints")
-        if joints is not None:
-            if not isinstance(joints, list) or not all(isinstance(j, str) for j in joints):
-                raise ConfigError(f"'joints' must be a list of joint names, got {joints!r}",
-                                  where + "/joints")
-            unknown = [j for j in joints if j not in known]
-            if unknown:
-                raise ConfigError(f"unknown joint(s) {', '.join(unknown)}; the robot's joints are "
-                                  f"{', '.join(joint_names)}", where + "/joints")
-        joint = value.get("joint")
-        if isinstance(joint, str) and joint not in known:
-            raise ConfigError(f"unknown joint '{joint}'; the robot's joints are {', '.join(joint_names)}",
-                              where + "/joint")
-    return warnings
-
-
-def default_trajectory_controllers(types: Dict[str, str]) -> List[str]:
-    return [n for n, t in types.items() if t.endswith("/JointTrajectoryController")]
-
-
-def default_sensor_controllers(types: Dict[str, str]) -> List[str]:
-    return [n for n, t in types.items() if t.startswith(SENSOR_CONTROLLER_PACKAGES)]
-
-
-# ---------------------------------------------------------------------------------------------
-# The node
-# ---------------------------------------------------------------------------------------------
 class Driver:
     """Everything the node owns, started by :meth:`start` and torn down by :meth:`shutdown`.
 
@@ -269,19 +146,21 @@ class Driver:
 
     def __init__(self, params: DriverParams) -> None:
         self.params = params
-        self.middleware: Any = None
-        self.robot_hw: Any = None
-        self.root_nh: Any = None
-        self.controller_manager: Any = None
-        self.cm_ros: Any = None
-        self.runner: Any = None
-        self.loop: Any = None
-        self.joint_states: Any = None
-        self.diagnostics: Any = None
-        self._diag_pub: Any = None
-        self._js_pub: Any = None
-        self.fault_reset: Any = None
-        self._services: List[Any] = []
+        self.middleware: Optional[Middleware] = None
+        self.robot_hw: Optional[MiddlewareRobotHW] = None
+        self.root_nh: Optional[RosNodeHandle] = None
+        #: both branches; in the standalone one without its ROS API (:attr:`cm_ros` stays None)
+        self.controller_manager: Optional[ControllerManager] = None
+        self.cm_ros: Optional[ControllerManagerRos] = None
+        self.loop: Optional[ControlLoop] = None
+        #: standalone branch: the trajectory controllers served (the first ones loaded)
+        self.trajectory_controllers: List[str] = []
+        self.joint_states: Optional[JointStatesThread] = None
+        self.diagnostics: Optional[DiagnosticsThread] = None
+        self.fault_reset: Optional[FaultReset] = None
+        self._diag_pub: Optional[rospy.Publisher] = None
+        self._js_pub: Optional[rospy.Publisher] = None
+        self._services: List[rospy.Service] = []
         self._closed = False
 
     # -- start-up ---------------------------------------------------------------------------------
@@ -298,11 +177,6 @@ class Driver:
             raise
 
     def _start(self) -> None:
-        import rospy
-
-        from rospy_control.adapter.ros_node_handle import RosNodeHandle
-        from rospy_control.middleware import Middleware
-
         p = self.params
         self.middleware = Middleware.from_xml(p.configure, simulate=True if p.sim else False)
         urdf = rospy.get_param("robot_description", None)
@@ -314,9 +188,8 @@ class Driver:
         self.robot_hw = build_robot_hw(self.middleware, urdf, self.root_nh, p.hold_mode)
         joints = joint_names(self.robot_hw)
         tree = _param_tree(self.root_nh.namespace)
-        types = controller_namespaces(tree) if isinstance(tree, dict) else {}
-        if p.check_controllers and isinstance(tree, dict):
-            from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
+        types = controller_namespaces(tree)
+        if p.check_controllers:
             for warning in check_controller_params(tree, self.root_nh.namespace, joints, CONTROLLER_TYPES):
                 logger.warning("%s", warning)
         # Through the RobotHW: it starts the middleware and sends the hold commands at once, so no
@@ -341,9 +214,7 @@ class Driver:
         if self.params.use_ros_control:
             names = default_trajectory_controllers(types)
         else:
-            names = list(self.runner.controllers) if self.runner is not None else []
-            names = [n for n in names if n in default_trajectory_controllers(types)
-                     or n in (self.params.trajectory_controllers or [])]
+            names = self.trajectory_controllers
         if not names:
             return
         logger.info("driver: ready. Drive it with a MoveIt-shaped goal: rosrun rospy_control demo_trajectory "
@@ -351,79 +222,55 @@ class Driver:
                     "trajectory actions: %s", names[0], names[0],
                     ", ".join(self.root_nh.resolve_name(n + "/follow_joint_trajectory") for n in names))
 
-    def _start_ros_control(self) -> None:
-        from rospy_control.adapter.control_loop import ControlLoop
-        from rospy_control.adapter.controller_manager_ros import ControllerManagerRos
-        from rospy_control.controller_manager import ControllerManager
-        from rospy_control.controller_manager.controller_manager import STRICT
+    def _start_control_loop(self, after_read: Optional[Callable[[float, float], None]] = None) -> None:
+        """The controller manager in the node's namespace and the control loop running it."""
+        p = self.params
+        self.controller_manager = ControllerManager(self.robot_hw, self.root_nh)
+        self.loop = ControlLoop(self.robot_hw, self.controller_manager, p.control_rate, now=self.root_nh.now,
+                                name="control_loop", priority=p.loop_priority, after_read=after_read)
+        self.loop.start()
 
+    def _start_ros_control(self) -> None:
         p = self.params
         nh = self.root_nh
-        self.controller_manager = ControllerManager(self.robot_hw, nh)
-        self.loop = ControlLoop(self.robot_hw, self.controller_manager, p.control_rate, now=nh.now,
-                                name="control_loop", priority=p.loop_priority)
-        self.loop.start()
+        self._start_control_loop()
         if p.start_jsc:
             jsc = nh.child(p.jsc_name)
             if not jsc.has_param("type"):
                 jsc.set_param("type", JSC_TYPE)
             if p.publish_rate_given or not jsc.has_param("publish_rate"):
                 jsc.set_param("publish_rate", p.publish_rate)
-            result = self.controller_manager.load_controller(p.jsc_name)
-            if not result:
-                raise ConfigError(f"cannot load '{p.jsc_name}': {result.message}", jsc.namespace)
-            result = self.controller_manager.switch_controller([p.jsc_name], [], STRICT, False, 0.0)
-            if not result:
-                raise ConfigError(f"cannot start '{p.jsc_name}': {result.message}", jsc.namespace)
+            load_controllers(self.controller_manager, [p.jsc_name])
+            start_controllers(self.controller_manager, [p.jsc_name])
         self.cm_ros = ControllerManagerRos(self.controller_manager, nh, statistics_period=p.statistics_period)
 
     def _start_standalone(self, types: Dict[str, str]) -> None:
-        import genpy
-        import rospy
-        from sensor_msgs.msg import JointState
-
-        from rospy_control.adapter.control_loop import ControlLoop
-        from rospy_control.adapter.standalone import ControllerRunner, JointStatesThread
-
         p = self.params
         nh = self.root_nh
-        trajectory = p.trajectory_controllers
-        if trajectory is None:
-            trajectory = default_trajectory_controllers(types)
-        sensors = p.sensor_controllers
-        if sensors is None:
-            sensors = default_sensor_controllers(types)
-        if not trajectory:
+        self.trajectory_controllers = p.standalone_trajectory_controllers(types)
+        names = p.standalone_controllers(types)
+        if not self.trajectory_controllers:
             logger.warning("standalone: no trajectory controller configured (no "
                            "'*/JointTrajectoryController' namespace under '%s' and "
-                           "~trajectory_controllers empty): only joint_states",
-                           nh.namespace)
-        self.runner = ControllerRunner(self.robot_hw, nh, list(trajectory) + [s for s in sensors
-                                                                              if s not in trajectory])
-        self.runner.load()
+                           "~trajectory_controllers empty): only joint_states", nh.namespace)
+        sampler = JointStateSampler(self.robot_hw)
+        self._start_control_loop(after_read=sampler.sample)
+        load_controllers(self.controller_manager, names)
         self._js_pub = rospy.Publisher(nh.resolve_name("joint_states"), JointState, queue_size=10)
-        self.loop = ControlLoop(self.robot_hw, self.runner, p.control_rate, now=nh.now, name="control_loop",
-                                priority=p.loop_priority)
-        self.loop.start()
-        self.joint_states = JointStatesThread(lambda: self.runner.latest, self._js_pub.publish,
-                                              rospy.get_time, p.publish_rate, JointState,
-                                              genpy.Time.from_sec)
+        self.joint_states = JointStatesThread(sampler, self._js_pub.publish, rospy.get_time, p.publish_rate,
+                                              JointState, genpy.Time.from_sec)
         self.joint_states.start()
-        for name in trajectory:
+        start_controllers(self.controller_manager, names)
+        for name in self.trajectory_controllers:
             logger.info("standalone: FollowJointTrajectory server '%s'", nh.resolve_name(
                 name + "/follow_joint_trajectory"))
 
     def _start_fault_services(self) -> None:
         """``~reset_faults`` (std_srvs/Trigger) and, on the simulated robot, ``~sim/set_fault``
         (rospy_control/SetSimFault) and ``~sim/reset_command_stats`` (std_srvs/Trigger)."""
-        import rospy
-        from std_srvs.srv import Trigger, TriggerResponse
-
-        from rospy_control.adapter.fault_reset import FaultReset
-
         self.fault_reset = FaultReset(self.robot_hw, self.loop)
 
-        def reset_faults(_req):
+        def reset_faults(_req: Any) -> TriggerResponse:
             try:
                 ok, message = self.fault_reset.reset()
             except Exception as err:  # noqa: BLE001 - answer the caller, never kill the service thread
@@ -434,11 +281,9 @@ class Driver:
         self._services.append(rospy.Service("~reset_faults", Trigger, reset_faults))
         if not self.params.sim:
             return
-        from rospy_control.srv import SetSimFault, SetSimFaultResponse
-
         mw = self.middleware
 
-        def set_fault(req):
+        def set_fault(req: Any) -> SetSimFaultResponse:
             value = req.value if req.value else None
             unit = req.unit
             channel = mw.channels.get(unit)
@@ -452,7 +297,7 @@ class Driver:
             logger.warning("sim: %s", text)
             return SetSimFaultResponse(success=True, message=text)
 
-        def reset_stats(_req):
+        def reset_stats(_req: Any) -> TriggerResponse:
             mw.reset_simulator_command_stats()
             return TriggerResponse(success=True, message="command statistics of the simulated motors reset")
 
@@ -461,8 +306,6 @@ class Driver:
 
     def _report_start_faults(self) -> None:
         """A fault at start-up is a fault, not a configuration error: the node stays up and says so."""
-        import rospy
-
         faulted = self.robot_hw.faulted_joints() if self.robot_hw is not None else {}
         if not faulted:
             return
@@ -472,32 +315,15 @@ class Driver:
                      rospy.resolve_name("~reset_faults"))
 
     def _start_diagnostics(self) -> None:
-        import rospy
-        from diagnostic_msgs.msg import DiagnosticArray
-
-        from rospy_control.adapter.diagnostics import DiagnosticsThread, DriverDiagnostics
-
-        extra = []
-        if self.runner is not None:
-            extra.append(self._runner_status)
+        states = None
+        if not self.params.use_ros_control and self.controller_manager is not None:
+            states = functools.partial(controller_states, self.controller_manager)
         builder = DriverDiagnostics(self.middleware, rospy.get_name(), loop=self.loop,
-                                    robot_hw=self.robot_hw, extra=extra)
+                                    robot_hw=self.robot_hw, controller_states=states)
         self._diag_pub = rospy.Publisher("/diagnostics", DiagnosticArray, queue_size=10)
         self.diagnostics = DiagnosticsThread(builder, self._diag_pub.publish, rospy.Time.now,
                                              self.params.diagnostics_period)
         self.diagnostics.start()
-
-    def _runner_status(self) -> list:
-        import rospy
-        from diagnostic_msgs.msg import DiagnosticStatus, KeyValue
-
-        states = self.runner.states()
-        bad = [n for n, s in states.items() if s != "running"]
-        level = DiagnosticStatus.OK if not bad else DiagnosticStatus.WARN
-        return [DiagnosticStatus(level=level, name=f"{rospy.get_name().strip('/')}: controllers",
-                                 message="all running" if not bad else f"not running: {', '.join(bad)}",
-                                 hardware_id="standalone",
-                                 values=[KeyValue(key=n, value=s) for n, s in states.items()])]
 
     # -- shutdown ---------------------------------------------------------------------------------
     def shutdown(self) -> None:
@@ -511,9 +337,9 @@ class Driver:
             ("joint_states thread", lambda: self.joint_states and self.joint_states.stop()),
             ("controller manager services", lambda: self.cm_ros and self.cm_ros.shutdown()),
             ("control loop", lambda: self.loop and self.loop.stop()),
+            # stops the running controllers and closes their topics, services and actions
             ("controller manager", lambda: self.controller_manager and self.controller_manager.shutdown()),
-            ("standalone controllers", self._stop_runner),
-            ("robot_hw", lambda: _call_if(self.robot_hw, "shutdown")),
+            ("robot_hw", lambda: self.robot_hw and self.robot_hw.shutdown()),
             ("middleware", lambda: self.middleware and self.middleware.shutdown()),
             ("publishers", self._unregister),
         ]
@@ -528,13 +354,6 @@ class Driver:
             service.shutdown("driver shutting down")
         self._services = []
 
-    def _stop_runner(self) -> None:
-        if self.runner is None:
-            return
-        now = self.root_nh.now() if self.root_nh is not None else 0.0
-        self.runner.stop(now)
-        self.runner.shutdown_ros()
-
     def _unregister(self) -> None:
         for pub in (self._js_pub, self._diag_pub):
             if pub is not None:
@@ -548,47 +367,11 @@ def _param_tree(namespace: str) -> Dict[str, Any]:
     holds anything under the namespace (rosout caches ``/rosout_disable_topics_generation``), so
     ``get_param("/")`` returns only the cached entries.
     """
-    import rosgraph
-    import rospy
-
     try:
         tree = rosgraph.Master(rospy.get_name()).getParam(namespace)
     except Exception:  # noqa: BLE001 - no such namespace (KeyError-like master failure)
         return {}
     return tree if isinstance(tree, dict) else {}
-
-
-def _call_if(obj: Any, method: str) -> None:
-    fn = getattr(obj, method, None) if obj is not None else None
-    if callable(fn):
-        fn()
-
-
-def build_robot_hw(middleware: Any, urdf: str, root_nh: Any, hold_mode: Optional[str] = None) -> Any:
-    """The :class:`~rospy_control.robot_hw.MiddlewareRobotHW` over ``middleware`` for ``urdf``, with the
-    joint limits of ``<root_nh>/joint_limits``.  The middleware stays owned by the caller.
-
-    :raises ConfigError: the URDF, the transmissions or the joint limits are wrong, or a motor and a
-        joint do not match.
-    """
-    from rospy_control.robot_hw.middleware_robot_hw import MiddlewareRobotHW
-
-    params: Dict[str, Any] = {}
-    limits = root_nh.get_param("joint_limits", None)
-    if limits is not None:
-        params["joint_limits"] = limits
-    if hold_mode:
-        params["hold_mode"] = hold_mode
-    return MiddlewareRobotHW(middleware, urdf, params, urdf_source=root_nh.resolve_name("robot_description"),
-                             params_source=root_nh.namespace, owns_middleware=False)
-
-
-def joint_names(robot_hw: Any) -> List[str]:
-    """Joints of the RobotHW's JointStateInterface (sorted, as ``get_names()`` returns them)."""
-    from rospy_control.hardware_interface import JointStateInterface
-
-    js = robot_hw.get(JointStateInterface)
-    return list(js.get_names()) if js is not None else []
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -604,8 +387,6 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     :returns: the exit code (0 clean shutdown, 1 configuration error, 2 hardware error).
     """
-    import rospy
-
     rospy.init_node("driver", argv=argv if argv is not None else sys.argv)
     driver = None
     try:

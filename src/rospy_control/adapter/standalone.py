@@ -1,26 +1,33 @@
-"""The standalone branch (``use_ros_control:=false``): controllers run directly, no controller manager.
+"""The standalone branch (``use_ros_control:=false``): the trajectory controllers without the
+controller manager's ROS API.
 
-Seed 003's second branch: a thread publishing ``/joint_states`` and FollowJointTrajectory action
-servers MoveIt can drive.  To make the action servers behave *exactly* like the ros_control branch
+The branch offers a thread publishing ``/joint_states`` and FollowJointTrajectory action servers
+that MoveIt can drive.  So that the action servers behave *exactly* like the ros_control branch's
 (validation, error codes, tolerances, replacement, cancel, hold on abort, ``state`` / ``command`` /
-``query_state``), they are the :class:`JointTrajectoryController` class itself -- only the way it is
-driven differs:
+``query_state``), they are the :class:`JointTrajectoryController` itself, run by the same
+:class:`~rospy_control.controller_manager.ControllerManager` as in the ros_control branch -- only
+without :class:`~rospy_control.adapter.controller_manager_ros.ControllerManagerRos`: no
+``controller_manager/*`` services and no statistics topic, so the controller set is fixed at
+start-up.  The pieces:
 
-* :class:`ControllerRunner` constructs a fixed list of controllers from their parameter namespaces
-  (same ``type``/``joints``/``constraints`` keys as the controller YAML), calls ``init_request``
-  over the RobotHW with a rospy node handle, checks resource conflicts, asks the RobotHW to prepare
-  the switch (motor modes), and in the control loop does what the controller manager's ``update``
-  does for them: ``do_switch`` once, ``start_request`` once the hardware reports DONE
-  (``wait_request`` while ONGOING), then ``update_request`` every cycle.  It has the controller
-  manager's ``update(time, period, reset_controllers=False)`` signature so that
-  :class:`~rospy_control.adapter.control_loop.ControlLoop` runs it unchanged.  No
-  ``controller_manager/*`` services exist in this branch.
-* :class:`JointStatesThread` publishes ``sensor_msgs/JointState`` for every joint of the RobotHW's
-  JointStateInterface at its own rate, also when idle, from the latest values the runner copied in
-  the control loop (one consistent cycle), with strictly increasing stamps (MoveIt's
-  CurrentStateMonitor resets on an equal or older stamp).
+* :func:`load_controllers` loads each listed controller into the manager (``type``/``joints``/
+  ``constraints`` from the controller YAML, as the spawner would) and :func:`start_controllers`
+  switches them on in one STRICT switch, once the control loop runs the manager.  The driver
+  starts ``joint_state_controller`` of the ros_control branch the same way.  A controller that is
+  wrong (unknown type, bad parameters, resources claimed twice, modes the RobotHW refuses) is a
+  :class:`~rospy_control.exceptions.ConfigError`.  A motor in FAULT does not stop the switch (the
+  RobotHW starts its joints' controllers; the joints get commands once the fault is reset); a
+  controller the switch aborts (the motors did not confirm their modes within the switch timeout,
+  or its ``starting()`` raised) is logged and reported, the node keeps running.
+* :class:`JointStateSampler` copies every joint's position, velocity and effort once per control
+  cycle (the :class:`~rospy_control.adapter.control_loop.ControlLoop`'s ``after_read`` hook), so the
+  published values come from one consistent cycle.
+* :class:`JointStatesThread` publishes that copy as ``sensor_msgs/JointState`` for every joint of
+  the RobotHW's JointStateInterface at its own rate, also when idle, with strictly increasing
+  stamps (MoveIt's CurrentStateMonitor resets on an equal or older stamp).
+* :func:`controller_states` is what ``/diagnostics`` reports about the controllers.
 
-Nothing here blocks the control loop: the runner's only hand-off to the publishing thread is one
+Nothing here blocks the control loop: the sampler's only hand-off to the publishing thread is one
 tuple reference swapped per cycle.
 """
 from __future__ import annotations
@@ -28,180 +35,117 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from rospy_control.controller_interface.controller_base import ControllerBase
-from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
+from rospy_control.controller_manager import ControllerManager
+from rospy_control.controller_manager.controller_manager import STRICT
 from rospy_control.exceptions import ConfigError
-from rospy_control.hardware_interface import ControllerInfo, JointStateInterface, SwitchState
+from rospy_control.hardware_interface import JointStateInterface, RobotHW
 from rospy_control.log import Throttle, get_logger
-from rospy_control.plugins import Registry
 
 logger = get_logger(__name__)
 
-__all__ = ["ControllerRunner", "JointStatesThread", "JointStateSample"]
+__all__ = ["SWITCH_TIMEOUT", "load_controllers", "start_controllers", "controller_states",
+           "JointStateSampler", "JointStatesThread", "JointStateSample"]
 
 #: ``(names, positions, velocities, efforts)`` of one control cycle.
 JointStateSample = Tuple[Tuple[str, ...], Tuple[float, ...], Tuple[float, ...], Tuple[float, ...]]
 
+#: ROS-time seconds the motors may take to confirm the controllers' modes before the start-up switch
+#: aborts the controllers (the ``timeout`` of ``controller_manager_msgs/SwitchController``).
+SWITCH_TIMEOUT = 2.0
+
 _EPS_NS = 1e-9
 
 
-class ControllerRunner:
-    """Runs ``names`` directly over ``robot_hw`` (see the module docstring).
+def load_controllers(cm: ControllerManager, names: Sequence[str]) -> None:
+    """Load ``names`` into ``cm`` (state ``initialized``), in order.
 
-    :param robot_hw: the RobotHW (``get``, ``check_for_conflict``, ``prepare_switch``, ``do_switch``,
-        ``switch_result``).
-    :param root_nh: node handle of the controllers' "root" namespace (their topics' base).
-    :param names: controller names; each reads its params from ``<root_nh>/<name>``.
-    :param registry: controller type registry (default the controller manager's).
-    :param switch_timeout: seconds (ROS time) the motors may take to confirm their mode before the
-        controllers are aborted.
+    :raises ConfigError: a controller cannot be loaded (no or unknown ``type``, its ``init`` failed);
+        the message is the controller manager's, the source the controller's namespace.  Controllers
+        loaded before it stay loaded (``cm.shutdown()`` unloads them).
+    """
+    for name in names:
+        result = cm.load_controller(name)
+        if not result:
+            raise ConfigError(f"cannot load '{name}': {result.message}", cm.root_nh.resolve_name(name))
+        logger.info("loaded controller '%s' (%s)", name, _type_of(cm, name))
+
+
+def start_controllers(cm: ControllerManager, names: Sequence[str],
+                      timeout: float = SWITCH_TIMEOUT) -> List[str]:
+    """Start the loaded ``names`` in one STRICT switch (the control loop must be running ``cm``).
+
+    Blocks until the loop applied the switch (the motors confirmed the modes), as the spawner does.
+
+    :param timeout: ROS-time seconds the hardware switch may take; then the controllers still
+        waiting are aborted.
+    :returns: the names that are not running afterwards (aborted; logged as an error).
+    :raises ConfigError: the switch was refused and nothing changed (resources claimed twice, control
+        modes the RobotHW refuses, a name not loaded, the loop not running).
+    """
+    names = list(names)
+    if not names:
+        return []
+    result = cm.switch_controller(names, [], STRICT, False, timeout)
+    states = controller_states(cm)
+    not_running = [n for n in names if states.get(n) != "running"]
+    if not result and all(states.get(n) == "initialized" for n in names):
+        where = cm.root_nh.resolve_name(names[0]) if len(names) == 1 else cm.root_nh.namespace
+        raise ConfigError(f"cannot start {', '.join(repr(n) for n in names)}: {result.message}", where)
+    if not_running:
+        logger.error("controller(s) did not start: %s (the motors did not confirm the controllers' modes "
+                     "within %.1f s, or starting() raised; see above); the node keeps running",
+                     ", ".join(f"'{n}' ({states.get(n)})" for n in not_running), timeout)
+    else:
+        logger.info("started %s", ", ".join(names))
+    return not_running
+
+
+def controller_states(cm: ControllerManager) -> Dict[str, str]:
+    """``{name: state}`` of every loaded controller, load order (``list_controllers``' state strings:
+    ``initialized``, ``running``, ``stopped``, ``waiting``, ``aborted``).  Takes no lock."""
+    out = {}
+    for name in cm.get_controller_names():
+        controller = cm.get_controller_by_name(name)
+        if controller is not None:
+            out[name] = controller.state.label
+    return out
+
+
+def _type_of(cm: ControllerManager, name: str) -> str:
+    for desc in cm.list_controllers():
+        if desc.name == name:
+            return desc.type
+    return "?"
+
+
+class JointStateSampler:
+    """Copies the joint states of ``robot_hw``'s JointStateInterface once per control cycle.
+
+    Give :meth:`sample` to the control loop (``ControlLoop(..., after_read=sampler.sample)``) and the
+    sampler itself (a callable returning :attr:`latest`) to :class:`JointStatesThread`.
+
+    :ivar latest: the last :data:`JointStateSample`, None before the first cycle (or without joints).
     """
 
-    #: Default of ``switch_timeout``.
-    SWITCH_TIMEOUT = 2.0
-
-    def __init__(self, robot_hw: Any, root_nh: Any, names: Sequence[str], registry: Optional[Registry] = None,
-                 switch_timeout: Optional[float] = None) -> None:
-        self.robot_hw = robot_hw
-        self.root_nh = root_nh
-        self.names = list(names)
-        self.registry = registry if registry is not None else CONTROLLER_TYPES
-        self.switch_timeout = self.SWITCH_TIMEOUT if switch_timeout is None else float(switch_timeout)
-        self.controllers: Dict[str, ControllerBase] = {}
-        self.infos: List[ControllerInfo] = []
-        self._nhs: List[Any] = []
-        self._switch_started = False
-        self._switch_done = False
-        self._switch_time: Optional[float] = None
-        self._throttle = Throttle(5.0)
+    def __init__(self, robot_hw: RobotHW) -> None:
         js = robot_hw.get(JointStateInterface)
-        self._js_handles = [js.get_handle(n) for n in js.get_names()] if js is not None else []
-        self._js_names = tuple(h.get_name() for h in self._js_handles)
-        #: latest joint state copied in the control loop (read by :class:`JointStatesThread`)
+        self._handles = [js.get_handle(n) for n in js.get_names()] if js is not None else []
+        self._names = tuple(h.get_name() for h in self._handles)
         self.latest: Optional[JointStateSample] = None
-        self.update_count = 0
 
-    # -- non-real-time ----------------------------------------------------------------------------
-    def load(self) -> None:
-        """Construct and initialise every controller, check conflicts and prepare the switch.
-
-        :raises ConfigError: unknown or missing type, bad parameters, conflicting resources, or the
-            RobotHW refusing the modes (everything initialised so far is shut down again).
-        """
-        try:
-            for name in self.names:
-                self._load_one(name)
-            if self.infos and self.robot_hw.check_for_conflict(self.infos):
-                raise ConfigError("controllers " + ", ".join(repr(i.name) for i in self.infos)
-                                  + " claim the same joint resources; list non-conflicting ones in "
-                                    "~trajectory_controllers")
-            if self.infos and not self.robot_hw.prepare_switch(self.infos, []):
-                raise ConfigError("the RobotHW refused the control modes of controllers "
-                                  + ", ".join(repr(i.name) for i in self.infos))
-        except BaseException:
-            self.shutdown_ros()
-            raise
-
-    def _load_one(self, name: str) -> None:
-        controller_nh = self.root_nh.child(name)
-        where = controller_nh.namespace
-        type_name = controller_nh.get_param("type", None)
-        if not isinstance(type_name, str) or not type_name:
-            raise ConfigError(f"controller '{name}' has no 'type' parameter (did you load the controller "
-                              f"YAML into the driver's namespace?)", where)
-        cls = self.registry.resolve(type_name, where=where)
-        controller = cls()
-        root_view = self.root_nh.child("")
-        self._nhs.extend([controller_nh, root_view])
-        try:
-            claimed = controller.init_request(self.robot_hw, root_view, controller_nh)
-        except ConfigError:
-            raise
-        except Exception as err:  # noqa: BLE001 - any init failure is a configuration error here
-            raise ConfigError(f"initializing controller '{name}' ({type_name}) failed: {err}", where) from err
-        self.controllers[name] = controller
-        self.infos.append(ControllerInfo(name, type_name, list(claimed)))
-        logger.info("standalone: loaded '%s' (%s)", name, type_name)
-
-    def shutdown_ros(self) -> None:
-        """Close every topic/service/action the controllers created (idempotent)."""
-        for nh in reversed(self._nhs):
-            try:
-                nh.shutdown()
-            except Exception as err:  # noqa: BLE001
-                logger.warning("closing %s failed: %s", nh, err)
-        self._nhs = []
-
-    def stop(self, time: float) -> None:
-        """``stop_request`` on every running controller (call after the loop has stopped)."""
-        for name, controller in self.controllers.items():
-            if controller.is_running():
-                try:
-                    controller.stop_request(time)
-                except Exception as err:  # noqa: BLE001
-                    logger.error("stopping controller '%s' raised: %s", name, err)
-
-    def controller(self, name: str) -> ControllerBase:
-        return self.controllers[name]
-
-    def states(self) -> Dict[str, str]:
-        """``{name: state label}``."""
-        return {n: c.state.label for n, c in self.controllers.items()}
-
-    # -- real-time (ControlLoop calls this between read and write) ---------------------------------
-    def update(self, time: float, period: float, reset_controllers: bool = False) -> None:
-        self.update_count += 1
-        h = self._js_handles
+    def sample(self, time: float = 0.0, period: float = 0.0) -> None:
+        """Copy the current values (the control thread calls this right after ``robot_hw.read``)."""
+        h = self._handles
         if h:
-            self.latest = (self._js_names, tuple(x.get_position() for x in h),
+            self.latest = (self._names, tuple(x.get_position() for x in h),
                            tuple(x.get_velocity() for x in h), tuple(x.get_effort() for x in h))
-        if not self._switch_done:
-            self._manage_switch(time)
-        if reset_controllers:
-            for c in self.controllers.values():
-                if c.is_running():
-                    c.stop_request(time)
-                    c.start_request(time)
-        for name, controller in self.controllers.items():
-            if not controller.is_running():
-                continue
-            try:
-                controller.update_request(time, period)
-            except Exception as err:  # noqa: BLE001 - as the controller manager: abort, keep looping
-                if self._throttle.ready(name):
-                    logger.error("Controller '%s' raised in update(): %r; aborting it", name, err)
-                try:
-                    controller.abort_request(time)
-                except Exception:  # noqa: BLE001
-                    pass
 
-    def _manage_switch(self, time: float) -> None:
-        if not self.infos:
-            self._switch_done = True
-            return
-        if not self._switch_started:
-            self._switch_started = True
-            self._switch_time = time
-            self.robot_hw.do_switch(self.infos, [])
-        result = self.robot_hw.switch_result()
-        if result == SwitchState.DONE:
-            for name, c in self.controllers.items():
-                c.start_request(time)
-            self._switch_done = True
-            logger.info("standalone: started %s", ", ".join(self.controllers))
-        elif result == SwitchState.ERROR or (time - (self._switch_time or time)) > self.switch_timeout:
-            for c in self.controllers.values():
-                c.abort_request(time)
-            self._switch_done = True
-            logger.error("standalone: the motors did not switch to the controllers' modes (%s); "
-                         "controllers aborted", "error" if result == SwitchState.ERROR else "timeout")
-        else:
-            for c in self.controllers.values():
-                c.wait_request(time)
+    def __call__(self) -> Optional[JointStateSample]:
+        return self.latest
 
 
 class JointStatesThread:
-    """Publishes the runner's latest joint state at ``rate`` Hz (see the module docstring).
+    """Publishes the latest joint state sample at ``rate`` Hz (see the module docstring).
 
     :param source: callable returning the latest :data:`JointStateSample` (or None before the first
         cycle).

@@ -1,5 +1,6 @@
 """Driver building blocks without a ROS master: parameters, controller YAML checks, the standalone
-runner over the simulated arm's MiddlewareRobotHW, the /joint_states thread and /diagnostics."""
+branch (the controller manager without its ROS API, in a control loop over the simulated arm's
+MiddlewareRobotHW), the /joint_states sampler and thread, and /diagnostics."""
 from __future__ import annotations
 
 import os
@@ -8,20 +9,32 @@ import time
 import pytest
 import yaml
 
-from rospy_control.adapter.diagnostics import DriverDiagnostics
-from rospy_control.adapter.driver import (
+from adapter_testutil import PARAMS, SmallRobotHW, make_registry
+
+from rospy_control.adapter.control_loop import ControlLoop
+from rospy_control.adapter.diagnostics import OK, WARN, DriverDiagnostics
+from rospy_control.adapter.driver_config import (
     DriverParams,
     check_controller_params,
     controller_namespaces,
     default_sensor_controllers,
     default_trajectory_controllers,
 )
-from rospy_control.adapter.standalone import ControllerRunner, JointStatesThread
+from rospy_control.adapter.standalone import (
+    JointStateSampler,
+    JointStatesThread,
+    controller_states,
+    load_controllers,
+    start_controllers,
+)
+from rospy_control.controller_interface import Controller
+from rospy_control.controller_manager import ControllerManager
 from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware import ControlMode, Middleware
 from rospy_control.plugins import Registry
-from rospy_control.testing import InMemoryGraph, InMemoryNodeHandle
+from rospy_control.hardware_interface import EffortJointInterface, SwitchState
+from rospy_control.testing import InMemoryGraph, InMemoryNodeHandle, wait_until
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 ARM_XML = os.path.join(ROOT, "config", "arm_hardware.xml")
@@ -75,6 +88,18 @@ def test_controller_namespaces_and_defaults():
     assert default_sensor_controllers(quad) == ["contact_sensor_controller", "imu_sensor_controller"]
 
 
+def test_standalone_controller_lists():
+    quad = controller_namespaces(_yaml("quadruped_controllers.yaml"))
+    p = _params(configure="x.xml")
+    trajectory = default_trajectory_controllers(quad)
+    assert p.standalone_trajectory_controllers(quad) == trajectory
+    sensors = ["contact_sensor_controller", "imu_sensor_controller"]
+    assert p.standalone_controllers(quad) == trajectory + sensors
+    p = _params(configure="x.xml", trajectory_controllers="a imu_sensor_controller",
+                sensor_controllers="imu_sensor_controller")
+    assert p.standalone_controllers(quad) == ["a", "imu_sensor_controller"]
+
+
 ARM_JOINTS = ["elbow_joint", "gripper_finger_joint", "shoulder_lift_joint", "shoulder_pan_joint",
               "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"]
 
@@ -111,7 +136,7 @@ def test_check_controller_params_unimportable_registered_type_is_a_warning():
     assert len(warnings) == 1 and "no_such_module_xyz" in warnings[0]
 
 
-# -- the standalone runner over the simulated arm -----------------------------------------------------
+# -- the standalone branch over the simulated arm ------------------------------------------------------
 @pytest.fixture
 def arm():
     from rospy_control.robot_hw.middleware_robot_hw import MiddlewareRobotHW
@@ -131,49 +156,178 @@ def arm():
     mw.shutdown()
 
 
-def _cycles(runner, hw, nh, n, dt=0.005):
-    for _ in range(n):
-        t = nh.now()
-        hw.read(t, dt)
-        runner.update(t, dt)
-        hw.write(t, dt)
-        time.sleep(dt)
+class Standalone:
+    """What the driver's standalone branch wires up: the controller manager (no ControllerManagerRos)
+    run by a control loop whose ``after_read`` hook feeds a JointStateSampler."""
+
+    def __init__(self, hw, nh, registry=None, rate=200.0):
+        self.cm = ControllerManager(hw, nh, registry=registry, switch_wait_limit=10.0)
+        self.sampler = JointStateSampler(hw)
+        self.loop = ControlLoop(hw, self.cm, rate, now=nh.now, after_read=self.sampler.sample)
+        self.loop.start()
+
+    def close(self):
+        self.loop.stop()
+        self.cm.shutdown()
 
 
-def test_runner_starts_trajectory_controllers_after_the_mode_switch(arm):
+@pytest.fixture
+def closing():
+    opened = []
+    yield opened.append
+    for standalone in reversed(opened):
+        standalone.close()
+
+
+def test_standalone_starts_the_trajectory_controllers_after_the_mode_switch(arm, closing):
     mw, hw, nh = arm
-    runner = ControllerRunner(hw, nh, ["arm_controller", "gripper_controller"])
-    runner.load()
-    assert runner.states() == {"arm_controller": "initialized", "gripper_controller": "initialized"}
-    _cycles(runner, hw, nh, 100)
-    assert runner.states() == {"arm_controller": "running", "gripper_controller": "running"}
+    sa = Standalone(hw, nh)
+    closing(sa)
+    names = ["arm_controller", "gripper_controller"]
+    load_controllers(sa.cm, names)
+    assert controller_states(sa.cm) == {"arm_controller": "initialized", "gripper_controller": "initialized"}
+    assert start_controllers(sa.cm, names) == []
+    # the switch returns once the motors confirmed the position mode
+    assert controller_states(sa.cm) == {"arm_controller": "running", "gripper_controller": "running"}
     snap = mw.snapshot()
     assert all(snap[m].mode == ControlMode.POSITION for m in ("shoulder_pan_motor", "wrist_a_motor",
                                                               "gripper_motor"))
-    names, pos, vel, eff = runner.latest
-    assert list(names) == sorted(ARM_JOINTS) and len(pos) == len(vel) == len(eff) == 7
+    assert wait_until(lambda: sa.sampler() is not None)
+    names_, pos, vel, eff = sa.sampler()
+    assert list(names_) == sorted(ARM_JOINTS) and len(pos) == len(vel) == len(eff) == 7
     assert {"/arm_controller/follow_joint_trajectory", "/gripper_controller/follow_joint_trajectory"} <= set(
         nh.graph.action_server_names())
-    assert "/arm_controller/query_state" in nh.graph.service_names()
-    runner.stop(nh.now())
-    runner.shutdown_ros()
-    assert runner.states()["arm_controller"] == "stopped"
+    services = nh.graph.service_names()
+    assert "/arm_controller/query_state" in services
+    assert not [s for s in services if "controller_manager" in s]  # no ROS API of the manager
+    sa.close()
+    assert controller_states(sa.cm) == {}  # stopped and unloaded
+    assert "/arm_controller/follow_joint_trajectory" not in set(nh.graph.action_server_names())
 
 
-def test_runner_rejects_conflicting_controllers(arm):
+def test_standalone_starts_with_a_motor_in_fault(arm, closing):
+    mw, hw, nh = arm
+    mw.set_sim_fault("wrist_1_motor", "silent", True)
+    assert wait_until(lambda: "wrist_1_motor" in mw.faults(), 5.0)
+    sa = Standalone(hw, nh)
+    closing(sa)
+    load_controllers(sa.cm, ["arm_controller", "gripper_controller"])
+    assert start_controllers(sa.cm, ["arm_controller", "gripper_controller"]) == []
+    assert controller_states(sa.cm) == {"arm_controller": "running", "gripper_controller": "running"}
+    assert "wrist_1_joint" in hw.faulted_joints()
+
+
+def test_standalone_conflicting_controllers_are_a_config_error(arm, closing):
     _, hw, nh = arm
-    runner = ControllerRunner(hw, nh, ["arm_controller", "arm_group_position_controller"])
-    with pytest.raises(ConfigError, match="claim the same joint"):
-        runner.load()
+    sa = Standalone(hw, nh)
+    closing(sa)
+    load_controllers(sa.cm, ["arm_controller", "arm_group_position_controller"])
+    with pytest.raises(ConfigError, match="resource conflict") as err:
+        start_controllers(sa.cm, ["arm_controller", "arm_group_position_controller"])
+    assert err.value.source == "/"
+    assert set(controller_states(sa.cm).values()) == {"initialized"}  # nothing changed
 
 
-def test_runner_unknown_controller(arm):
+@pytest.mark.parametrize("name, value, match", [
+    ("no_such_controller", None, "type was not specified"),
+    ("typo", {"type": "position_controllers/JointTrajectoryControler"}, "does not exist"),
+    ("no_joints", {"type": "position_controllers/JointTrajectoryController"}, "Initializing controller"),
+])
+def test_standalone_bad_controller_is_a_config_error_naming_it(arm, closing, name, value, match):
     _, hw, nh = arm
-    with pytest.raises(ConfigError, match="no 'type' parameter"):
-        ControllerRunner(hw, nh, ["no_such_controller"]).load()
+    if value is not None:
+        nh.set_param(name, value)
+    sa = Standalone(hw, nh)
+    closing(sa)
+    with pytest.raises(ConfigError, match=match) as err:
+        load_controllers(sa.cm, ["arm_controller", name])
+    assert err.value.source == "/" + name
+    assert controller_states(sa.cm) == {"arm_controller": "initialized"}
 
 
-# -- /joint_states thread --------------------------------------------------------------------------------
+class StartFails(Controller):
+    INTERFACE = EffortJointInterface
+
+    def init(self, hw, root_nh, controller_nh):
+        self.handle = hw.get_handle("joint3")
+        return True
+
+    def starting(self, time):
+        raise RuntimeError("cannot start")
+
+    def update(self, time, period):
+        pass
+
+
+def _small(nh, hw_class=SmallRobotHW):
+    registry = make_registry()
+    registry.register("test/StartFails", StartFails)
+    for key, value in PARAMS.items():
+        nh.set_param(key, value)
+    nh.set_param("start_fails", {"type": "test/StartFails"})
+    return hw_class(), registry
+
+
+def test_standalone_a_controller_raising_in_starting_is_aborted_the_others_run(closing):
+    nh = InMemoryNodeHandle("/", InMemoryGraph(clock=time.monotonic))
+    hw, registry = _small(nh)
+    sa = Standalone(hw, nh, registry)
+    closing(sa)
+    load_controllers(sa.cm, ["effort1", "start_fails"])
+    assert start_controllers(sa.cm, ["effort1", "start_fails"]) == ["start_fails"]
+    assert controller_states(sa.cm) == {"effort1": "running", "start_fails": "aborted"}
+    assert wait_until(lambda: hw.data["joint1"].command_effort == 1.0)  # the loop goes on
+
+
+class NeverSwitches(SmallRobotHW):
+    def switch_result(self, info=None):
+        return SwitchState.ONGOING
+
+
+def test_standalone_motors_that_never_confirm_abort_the_controllers_the_node_goes_on(closing):
+    nh = InMemoryNodeHandle("/", InMemoryGraph(clock=time.monotonic))
+    hw, registry = _small(nh, NeverSwitches)
+    sa = Standalone(hw, nh, registry)
+    closing(sa)
+    load_controllers(sa.cm, ["effort1", "effort3"])
+    assert start_controllers(sa.cm, ["effort1", "effort3"], timeout=0.2) == ["effort1", "effort3"]
+    assert controller_states(sa.cm) == {"effort1": "aborted", "effort3": "aborted"}
+    assert sa.loop.is_running()
+
+
+def test_standalone_start_without_a_running_loop_is_a_config_error(closing):
+    nh = InMemoryNodeHandle("/", InMemoryGraph(clock=time.monotonic))
+    hw, registry = _small(nh)
+    cm = ControllerManager(hw, nh, registry=registry, switch_wait_limit=0.2)
+    load_controllers(cm, ["effort1"])
+    with pytest.raises(ConfigError, match="control loop") as err:
+        start_controllers(cm, ["effort1"])
+    assert err.value.source == "/effort1"
+    cm.shutdown()
+
+
+def test_nothing_to_start():
+    nh = InMemoryNodeHandle("/", InMemoryGraph(clock=time.monotonic))
+    hw, registry = _small(nh)
+    assert start_controllers(ControllerManager(hw, nh, registry=registry), []) == []
+
+
+# -- /joint_states sampler and thread --------------------------------------------------------------------
+def test_sampler_copies_one_cycle():
+    hw = SmallRobotHW()
+    sampler = JointStateSampler(hw)
+    assert sampler() is None
+    hw.data["joint2"].position = 0.5
+    hw.data["joint3"].velocity = -1.0
+    sampler.sample(1.0, 0.005)
+    first = sampler()
+    assert first == (("joint1", "joint2", "joint3"), (0.0, 0.5, 0.0), (0.0, 0.0, -1.0), (0.0, 0.0, 0.0))
+    hw.data["joint2"].position = 0.7
+    assert sampler() is first  # unchanged until the next cycle
+    sampler.sample(1.005, 0.005)
+    assert sampler()[1] == (0.0, 0.7, 0.0)
+
+
 class _Msg:
     class _Header:
         stamp = None
@@ -243,3 +397,16 @@ def test_diagnostics_report_motors_channels_loop_and_robot_hw(arm):
     loop = {kv.key: kv.value for kv in by_name["driver: control loop"].values}
     assert loop["overruns"] == "2"
     assert "driver: robot_hw" in by_name
+
+
+def test_diagnostics_standalone_controllers_status(arm):
+    mw, hw, _ = arm
+    states = {"arm_controller": "running", "gripper_controller": "running"}
+    diag = DriverDiagnostics(mw, "/driver", robot_hw=hw, controller_states=lambda: dict(states))
+    status = {s.name: s for s in diag.build().status}["driver: controllers"]
+    assert (status.level, status.message, status.hardware_id) == (OK, "all running", "standalone")
+    assert {kv.key: kv.value for kv in status.values} == states
+    states["gripper_controller"] = "aborted"
+    status = {s.name: s for s in diag.build().status}["driver: controllers"]
+    assert (status.level, status.message) == (WARN, "not running: gripper_controller")
+    assert "driver: controllers" not in {s.name for s in DriverDiagnostics(mw, "/driver").build().status}
