@@ -9,8 +9,9 @@ same run, the *floor*: a bare python-can loop with the same schedule sending the
 frames and receiving N 8-byte replies from a bare echo responder thread (no middleware, no codec,
 no physics).  "ratio" is middleware CPU per cycle / floor CPU per cycle.
 
-The virtual bus has no bandwidth model: at 1 Mbit/s the wire itself fits ~4000/N Hz (spec section 5),
-so 12 motors at 1 kHz are far beyond a real single bus; the point here is that Python is not the limit.
+The virtual bus has no bandwidth model: at 1 Mbit/s the wire itself fits ~4000/N Hz (a request and
+its reply are two frames of ~125 bits with stuffing, ~0.25 ms per motor), so 12 motors at 1 kHz are
+far beyond a real single bus; the point here is that Python is not the limit.
 
 Usage: PYTHONPATH=src python3 bench/bench_middleware.py [--duration 3] [--motors 6 12 24] [--rates 500 1000]
 """

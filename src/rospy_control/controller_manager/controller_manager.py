@@ -18,7 +18,8 @@ Two sides, as in ros_control:
   replaces atomically ("publish a new tuple"), and a pending switch is applied under a *try*-lock
   that the non-RT side holds only to cancel a switch that timed out.
 
-Switching (spec section 1.6/1.7), and the decisions taken where ros_control is ambiguous:
+Switching (``switch_controller`` here, applied by :meth:`ControllerManager.update`; ros_control's
+``switchController`` / ``manageSwitch``), and the decisions taken where ros_control is ambiguous:
 
 * Filtering exactly as ros_control: unknown names fail STRICT / are dropped in BEST_EFFORT (strictness
   0 warns and means BEST_EFFORT); stopping a controller that is not running and starting one that is

@@ -79,7 +79,7 @@ Beyond upstream (each documented; the default is the safe choice):
 * ``stopping()`` leaves the joints safe: velocity/effort commands are zeroed, position-type
   commands hold the measured position (upstream leaves the last command in place).
 * Missing ``gains/<joint>/p`` fails the load of the velocity/effort variants (upstream only warns
-  and runs with zero gains -- spec 8.15).
+  and runs with zero gains).
 * Hardware faults (always on): when the RobotHW reports one of the controller's joints in fault
   (``JointStateHandle.get_fault()``, set by :mod:`rospy_control.robot_hw` when a motor goes to
   FAULT), the active goal is aborted at once with PATH_TOLERANCE_VIOLATED and an error_string naming
@@ -96,8 +96,10 @@ Topics, services, action (controller namespace):
 * service ``query_state`` (``control_msgs/QueryTrajectoryState``): desired state at the requested time;
   fails (exception -> the call returns false) when the controller is not running or the time precedes
   the trajectory;
-* action ``follow_joint_trajectory`` (``control_msgs/FollowJointTrajectoryAction``): validation codes
-  of spec 6.5 (rejected goals carry ``error_code`` and ``error_string``); a new goal preempts the
+* action ``follow_joint_trajectory`` (``control_msgs/FollowJointTrajectoryAction``): upstream's
+  validation and result codes (:meth:`TrajectoryExecutor.accept
+  <rospy_control.trajectory.executor.TrajectoryExecutor.accept>`; rejected goals carry
+  ``error_code`` and ``error_string``); a new goal preempts the
   previous one; feedback (desired/actual/error) at ``action_monitor_rate``; results with codes and
   ``error_string``; cancel -> hold and PREEMPTED.
 

@@ -16,7 +16,7 @@ Provides (names as in ros_control, methods in snake_case; see docs/architecture.
   :class:`InterfaceResources`, :class:`SwitchState`, :class:`CombinedRobotHW`;
 * :data:`INTERFACES`, the registry of interface lookup names, and :func:`resolve_interface`.
 
-Custom (robot-specific) interfaces, seed 001 style: derive from :class:`ResourceManager` (handles)
+Custom (robot-specific) interfaces: derive from :class:`ResourceManager` (handles)
 or :class:`HardwareInterface` (anything else), give it ``TYPE_NAME``/``LOOKUP_NAME``/``CLAIMS``,
 register an instance in your RobotHW with ``register_interface()`` and, so that URDF/YAML can name
 it, ``INTERFACES.register(MyInterface.LOOKUP_NAME, MyInterface)`` (or ``"my_pkg.mod:MyInterface"``).

@@ -155,9 +155,9 @@ class JointModeInterface(ResourceManager):
 class ContactSensorInterface(ResourceManager):
     """Read foot contact sensors: in contact or not, normal force (N), frame (ours, non-claiming).
 
-    A robot-specific interface in the sense of seed 001: registered in a RobotHW like any other
-    interface and in :data:`rospy_control.hardware_interface.INTERFACES` under
-    ``rospy_control/ContactSensorInterface``.
+    A robot-specific interface, made as :mod:`rospy_control.hardware_interface` describes for custom
+    interfaces: registered in a RobotHW like any other interface and in
+    :data:`rospy_control.hardware_interface.INTERFACES` under ``rospy_control/ContactSensorInterface``.
     """
 
     TYPE_NAME = "rospy_control::ContactSensorInterface"

@@ -30,8 +30,8 @@ __all__ = ["HardwareInterface", "ResourceManager"]
 class HardwareInterface:
     """Base of every hardware interface: resource claims (``hardware_interface::HardwareInterface``).
 
-    Robot-specific interfaces that are not handle containers (seed 001's "register the robot class
-    itself" pattern) derive from this directly.
+    Robot-specific interfaces that are not handle containers (ros_control's pattern of registering
+    the robot class itself as an interface) derive from this directly.
     """
 
     TYPE_NAME = "hardware_interface::HardwareInterface"

@@ -17,8 +17,8 @@ thin:
   ``ev.goal_key`` succeeded / aborted / canceled (``ev.status``) with ``ev.error_code`` and
   ``ev.error_string``; publish ``feedback()`` for the active goal and the ``state`` topic.
 
-Behaviour follows ros_controllers (spec section 6) with these documented additions, each with a safe
-default:
+Behaviour follows ros_controllers' joint_trajectory_controller (Noetic) with these documented
+additions, each with a safe default:
 
 * ``hold_on_abort`` (default True): a goal aborted for a tolerance violation stops the robot (hold,
   or the stop ramp if ``stop_trajectory_duration > 0``).  Upstream keeps executing the aborted
@@ -442,10 +442,13 @@ class TrajectoryExecutor:
                goal_tolerance: Iterable[Any] = (), goal_time_tolerance: Any = 0.0) -> Tuple[int, str]:
         """Accept a trajectory (topic command when ``goal_key`` is None, else an action goal).
 
-        Validation in upstream order (spec 6.5).  On success the new trajectory replaces the current
-        one from the next cycle (time-based merge) and the previously active goal is preempted.
-        An empty trajectory holds (or stops, with a ramp); for an action goal it succeeds once the
-        hold/stop segment has ended.  Topic commands carry no tolerances.
+        Validation in the order of ros_controllers' ``goalCB`` / ``updateTrajectoryCommand``: the
+        controller must be running (else INVALID_GOAL), a goal's joint names must match the
+        controller's (INVALID_JOINTS), then the points are checked while the trajectory is built
+        (INVALID_GOAL, e.g. all in the past, or outside the limits).  On success the new trajectory
+        replaces the current one from the next cycle (time-based merge) and the previously active
+        goal is preempted.  An empty trajectory holds (or stops, with a ramp); for an action goal it
+        succeeds once the hold/stop segment has ended.  Topic commands carry no tolerances.
 
         :returns: ``(code, error_string)``; code 0 (SUCCESSFUL) means accepted.
         """

@@ -1,4 +1,4 @@
-"""GripperActionController (position and effort variants) against the simulated robot (spec 7)."""
+"""GripperActionController (position and effort variants) against the simulated robot."""
 from __future__ import annotations
 
 import pytest

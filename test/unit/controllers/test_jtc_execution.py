@@ -1,4 +1,6 @@
-"""JointTrajectoryController executing trajectories against the simulated robot (spec 6.9, our words).
+"""JointTrajectoryController executing trajectories against the simulated robot.
+
+The scenarios of ros_controllers' joint_trajectory_controller tests, in our own words.
 
 rrbot-like setup: two continuous joints, goal_time 0.5, goal tolerance 0.01, path tolerance 0.05,
 a position-controlled robot with a 10 ms lag, 100 Hz control loop, ROS time injected.

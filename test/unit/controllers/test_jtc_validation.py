@@ -1,4 +1,4 @@
-"""JointTrajectoryController: loading, parameters and the validation of commands and goals (spec 6.2, 6.5)."""
+"""JointTrajectoryController: loading, parameters and the validation of commands and goals."""
 from __future__ import annotations
 
 import math

@@ -1,6 +1,6 @@
 """TrajectoryExecutor: the JTC's behaviour without ROS, driven against a simulated joint.
 
-Scenarios follow ros_controllers' joint_trajectory_controller tests (spec 6.9), in our own words,
+Scenarios follow ros_controllers' joint_trajectory_controller tests, in our own words,
 plus ours: hold on abort, NaN rejection, goal timeout, a MoveIt-shaped goal in closed loop.
 """
 from __future__ import annotations
