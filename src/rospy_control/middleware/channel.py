@@ -1,4 +1,5 @@
-"""CAN channels (seed 003's *Propagate*): a python-can bus plus one read/write thread.
+"""CAN channels: a python-can bus plus one read/write thread that, every cycle, sends the units'
+latest commands and publishes the states their replies carry.
 
 Cycle (``rate`` Hz, absolute deadlines on ``time.perf_counter``)::
 
@@ -100,11 +101,23 @@ class CanChannel:
     EXIT_REPLY_WAIT = 0.02
     #: seconds between two host-stall log records of one channel
     STALL_LOG_PERIOD = 5.0
+    # Defaults of the constructor's arguments, which are also the hardware XML's (docs/hardware_xml.md).
+    DEFAULT_BITRATE = 1000000
+    #: cycles per second, unless ``<hardware rate>`` or ``<channel rate>`` says otherwise
+    DEFAULT_RATE = 500.0
+    DEFAULT_MASTER_ID = 0
+    DEFAULT_REPLY_WINDOW = 0.8
+    DEFAULT_FAULT_TIMEOUT = CanUnit.DEFAULT_FAULT_TIMEOUT
+    DEFAULT_MAX_BUS_LOAD = 0.8
+    #: unless ``<hardware command_timeout>`` or ``<channel command_timeout>`` says otherwise
+    DEFAULT_COMMAND_TIMEOUT = 0.05
 
     def __init__(self, name: str, interface: str = "socketcan", channel: str = "can0",
-                 bitrate: int = 1000000, rate: float = 500.0, master_id: int = 0, reply_window: float = 0.8,
-                 fault_timeout: float = 0.1, max_bus_load: float = 0.8, where: str = "",
-                 command_timeout: float = 0.05, clock: Optional[Callable[[], float]] = None,
+                 bitrate: int = DEFAULT_BITRATE, rate: float = DEFAULT_RATE,
+                 master_id: int = DEFAULT_MASTER_ID, reply_window: float = DEFAULT_REPLY_WINDOW,
+                 fault_timeout: float = DEFAULT_FAULT_TIMEOUT, max_bus_load: float = DEFAULT_MAX_BUS_LOAD,
+                 where: str = "", command_timeout: float = DEFAULT_COMMAND_TIMEOUT,
+                 clock: Optional[Callable[[], float]] = None,
                  sleep: Optional[Callable[[float], None]] = None) -> None:
         if bitrate not in VALID_BITRATES:
             raise ConfigError(f"channel '{name}': bitrate {bitrate} is not a classic CAN bitrate")
@@ -171,23 +184,26 @@ class CanChannel:
         """Build from ``<channel>``; ``rate`` / ``command_timeout`` are the ``<hardware>`` defaults."""
         el = info.element
         r = AttributeReader(el, ignore=("name", "type"))
+        if rate is None:
+            rate = cls.DEFAULT_RATE
+        if command_timeout is None:
+            command_timeout = cls.DEFAULT_COMMAND_TIMEOUT
         kw = dict(
             interface=r.get("interface", to_str),
             channel=r.get("channel", to_str),
-            bitrate=r.get("bitrate", to_int, 1000000, check=lambda v: v in VALID_BITRATES,
+            bitrate=r.get("bitrate", to_int, cls.DEFAULT_BITRATE, check=lambda v: v in VALID_BITRATES,
                           expected="a classic CAN bitrate: " + ", ".join(str(b) for b in VALID_BITRATES)),
-            rate=r.get("rate", to_float, rate if rate is not None else 500.0, check=positive,
-                       expected="a positive rate in Hz"),
-            master_id=r.get("master_id", to_int, 0, check=lambda v: 0 <= v <= 0x7FF,
+            rate=r.get("rate", to_float, rate, check=positive, expected="a positive rate in Hz"),
+            master_id=r.get("master_id", to_int, cls.DEFAULT_MASTER_ID, check=lambda v: 0 <= v <= 0x7FF,
                             expected="an integer CAN id 0x000..0x7FF"),
-            reply_window=r.get("reply_window", to_float, 0.8, check=lambda v: 0 < v <= 1,
+            reply_window=r.get("reply_window", to_float, cls.DEFAULT_REPLY_WINDOW, check=lambda v: 0 < v <= 1,
                                expected="a fraction of the period in (0, 1]"),
-            fault_timeout=r.get("fault_timeout", to_float, 0.1, check=positive,
+            fault_timeout=r.get("fault_timeout", to_float, cls.DEFAULT_FAULT_TIMEOUT, check=positive,
                                 expected="a positive number of seconds"),
-            max_bus_load=r.get("max_bus_load", to_float, 0.8, check=positive, expected="a positive fraction"),
-            command_timeout=r.get("command_timeout", to_float,
-                                  command_timeout if command_timeout is not None else 0.05,
-                                  check=non_negative, expected="a number of seconds >= 0 (0 = off)"),
+            max_bus_load=r.get("max_bus_load", to_float, cls.DEFAULT_MAX_BUS_LOAD, check=positive,
+                               expected="a positive fraction"),
+            command_timeout=r.get("command_timeout", to_float, command_timeout, check=non_negative,
+                                  expected="a number of seconds >= 0 (0 = off)"),
         )
         r.finish()
         return cls(info.name, where=f"{el.source}:{el.line}", **kw)

@@ -12,7 +12,7 @@ from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 import can
 
 from rospy_control.exceptions import ConfigError
-from rospy_control.middleware.config import AttributeReader, ElementInfo, UnitInfo
+from rospy_control.middleware.config import AttributeReader, ElementInfo, UnitInfo, positive, to_float, to_int
 from rospy_control.middleware.events import EventLog
 
 __all__ = ["HardwareUnit", "UnitGroup", "CanUnit", "SharedReply", "frame_bits", "miss_limit"]
@@ -158,6 +158,11 @@ class CanUnit(HardwareUnit):
     FRAMES_PER_POLL = 1
     #: what a reset probe sends, for messages ("reset failed: no reply to <PROBE_REQUEST> ...")
     PROBE_REQUEST = "poll"
+    #: what the unit is, for messages ("a <UNIT_KIND> needs a channel")
+    UNIT_KIND = "unit"
+    #: seconds of unanswered requests before FAULT when neither the unit nor its channel sets
+    #: ``fault_timeout`` (the channel's default)
+    DEFAULT_FAULT_TIMEOUT = 0.1
 
     def __init__(self, name: str, can_id: int, fault_timeout: Optional[float] = None) -> None:
         super().__init__(name)
@@ -180,7 +185,7 @@ class CanUnit(HardwareUnit):
         self._miss_limit = 3
         self._last_reply = 0.0
         self._received = False
-        self._timeout = 0.1
+        self._timeout = self.DEFAULT_FAULT_TIMEOUT  # the effective one is known at _activate
         self._period = 0.0
         self._state = None
         # reset requests: callers bump _reset_req (under _reset_lock); the channel thread takes it,
@@ -242,6 +247,22 @@ class CanUnit(HardwareUnit):
         if self._reset_done >= ticket:
             return self._reset_result
         return None
+
+    @classmethod
+    def _can_kwargs(cls, info: UnitInfo, r: AttributeReader) -> dict:
+        """Constructor arguments every CAN unit's element has: ``can_id`` and ``fault_timeout``.
+
+        :raises ConfigError: the unit has no channel, or a bad value.
+        """
+        if info.channel is None:
+            raise info.element.error(f"a {cls.UNIT_KIND} needs a channel: set attribute 'channel' here or on "
+                                     "an enclosing <group>")
+        return dict(
+            can_id=r.get("can_id", to_int, check=lambda v: 0 <= v <= 0x7FF,
+                         expected="an integer CAN id 0x000..0x7FF"),
+            fault_timeout=r.get("fault_timeout", to_float, None, check=positive,
+                                expected="a positive number of seconds"),
+        )
 
     def request_ids(self) -> Tuple[int, ...]:
         return (self.can_id,)

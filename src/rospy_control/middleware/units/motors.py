@@ -12,7 +12,7 @@ import can
 from rospy_control.exceptions import ConfigError
 from rospy_control.log import Throttle, get_logger
 from rospy_control.middleware.config import (
-    AttributeReader, ElementInfo, UnitInfo, non_negative, positive, to_float, to_int, to_str,
+    AttributeReader, ElementInfo, UnitInfo, non_negative, to_float, to_int, to_str,
 )
 from rospy_control.middleware.protocols import mit
 from rospy_control.middleware.units.base import CanUnit, SharedReply, frame_bits
@@ -125,20 +125,34 @@ class Motor(CanUnit):
     PROBE_REQUEST = "enter-motor-mode"
     #: seconds between two watchdog warnings of one motor
     WATCHDOG_LOG_PERIOD = 5.0
+    UNIT_KIND = "motor"
+    # Defaults of the constructor's arguments, which are also the hardware XML's (docs/hardware_xml.md).
+    DEFAULT_LIMITS = mit.MitLimits()
+    DEFAULT_DIRECTION = 1
+    DEFAULT_ZERO_OFFSET = 0.0
+    DEFAULT_POSITION_KP = 20.0
+    DEFAULT_POSITION_KD = 0.5
+    DEFAULT_VELOCITY_KD = 1.0
+    DEFAULT_REPLY_DLC = 8
+    DEFAULT_MAX_TEMPERATURE = 90.0
+    #: used when neither the configuration nor :meth:`set_watchdog_mode` chose one
+    DEFAULT_WATCHDOG_MODE = "position"
+    DEFAULT_FIRMWARE_TIMEOUT = 0.0
 
-    def __init__(self, name: str, can_id: int, limits: mit.MitLimits = mit.MitLimits(),
-                 direction: int = 1, zero_offset: float = 0.0, joint: Optional[str] = None,
-                 position_kp: float = 20.0, position_kd: float = 0.5, velocity_kd: float = 1.0,
-                 reply_dlc: int = 8, max_temperature: float = 90.0,
+    def __init__(self, name: str, can_id: int, limits: mit.MitLimits = DEFAULT_LIMITS,
+                 direction: int = DEFAULT_DIRECTION, zero_offset: float = DEFAULT_ZERO_OFFSET,
+                 joint: Optional[str] = None, position_kp: float = DEFAULT_POSITION_KP,
+                 position_kd: float = DEFAULT_POSITION_KD, velocity_kd: float = DEFAULT_VELOCITY_KD,
+                 reply_dlc: int = DEFAULT_REPLY_DLC, max_temperature: float = DEFAULT_MAX_TEMPERATURE,
                  fault_timeout: Optional[float] = None, watchdog_mode: Optional[str] = None,
-                 firmware_timeout: float = 0.0) -> None:
+                 firmware_timeout: float = DEFAULT_FIRMWARE_TIMEOUT) -> None:
         super().__init__(name, can_id, fault_timeout)
         if direction not in (1, -1):
             raise ConfigError(f"motor '{name}': direction must be 1 or -1, got {direction}")
         #: True when the configuration chose the watchdog mode (the RobotHW's hold_mode then leaves it)
         self.watchdog_mode_explicit = watchdog_mode is not None
         if watchdog_mode is None:
-            watchdog_mode = "position"
+            watchdog_mode = self.DEFAULT_WATCHDOG_MODE
         if watchdog_mode not in WATCHDOG_MODES:
             raise ConfigError(f"motor '{name}': watchdog_mode must be one of {', '.join(WATCHDOG_MODES)}, "
                               f"got {watchdog_mode!r}")
@@ -200,35 +214,31 @@ class Motor(CanUnit):
     def from_info(cls, info: UnitInfo) -> "Motor":
         el = info.element
         r = AttributeReader(el, ignore=("name", "type", "channel"))
-        if info.channel is None:
-            raise el.error("a motor needs a channel: set attribute 'channel' here or on an enclosing <group>")
-        kw = dict(
-            can_id=r.get("can_id", to_int, check=lambda v: 0 <= v <= 0x7FF,
-                         expected="an integer CAN id 0x000..0x7FF"),
-            direction=r.get("direction", to_int, 1, check=lambda v: v in (1, -1), expected="1 or -1"),
-            zero_offset=r.get("zero_offset", to_float, 0.0),
+        kw = cls._can_kwargs(info, r)
+        kw.update(
+            direction=r.get("direction", to_int, cls.DEFAULT_DIRECTION, check=lambda v: v in (1, -1),
+                            expected="1 or -1"),
+            zero_offset=r.get("zero_offset", to_float, cls.DEFAULT_ZERO_OFFSET),
             joint=r.get("joint", to_str, None),
-            reply_dlc=r.get("reply_dlc", to_int, 8, check=lambda v: v in (6, 7, 8), expected="6, 7 or 8"),
-            max_temperature=r.get("max_temperature", to_float, 90.0),
-            fault_timeout=r.get("fault_timeout", to_float, None, check=positive,
-                                expected="a positive number of seconds"),
+            reply_dlc=r.get("reply_dlc", to_int, cls.DEFAULT_REPLY_DLC, check=lambda v: v in (6, 7, 8),
+                            expected="6, 7 or 8"),
+            max_temperature=r.get("max_temperature", to_float, cls.DEFAULT_MAX_TEMPERATURE),
             watchdog_mode=r.get("watchdog_mode", to_str, None, check=lambda v: v in WATCHDOG_MODES,
                                 expected="one of " + ", ".join(WATCHDOG_MODES)),
-            firmware_timeout=r.get("firmware_timeout", to_float, 0.0, check=non_negative,
+            firmware_timeout=r.get("firmware_timeout", to_float, cls.DEFAULT_FIRMWARE_TIMEOUT,
+                                   check=non_negative,
                                    expected="a number of seconds >= 0 (0 = the firmware has none)"),
         )
         r.finish()
         gains = el.child("gains")
         if gains is not None:
             g = AttributeReader(gains)
-            kw["position_kp"] = g.get("position_kp", to_float, 20.0, check=non_negative,
-                                      expected="a number >= 0")
-            kw["position_kd"] = g.get("position_kd", to_float, 0.5, check=non_negative,
-                                      expected="a number >= 0")
-            kw["velocity_kd"] = g.get("velocity_kd", to_float, 1.0, check=non_negative,
-                                      expected="a number >= 0")
+            for gain, default in (("position_kp", cls.DEFAULT_POSITION_KP),
+                                  ("position_kd", cls.DEFAULT_POSITION_KD),
+                                  ("velocity_kd", cls.DEFAULT_VELOCITY_KD)):
+                kw[gain] = g.get(gain, to_float, default, check=non_negative, expected="a number >= 0")
             g.finish()
-        kw["limits"] = _read_limits(el.child("limits"), mit.MitLimits(), el)
+        kw["limits"] = _read_limits(el.child("limits"), cls.DEFAULT_LIMITS, el)
         m = cls(info.name, **kw)
         m.where = f"{el.source}:{el.line}"
         return m
@@ -339,9 +349,6 @@ class Motor(CanUnit):
     def request_zero(self) -> None:
         """Send the set-zero frame once (the motor's current position becomes its zero)."""
         self._zero_requested = True
-
-    def request_ids(self) -> Tuple[int, ...]:
-        return (self.can_id,)
 
     def shared_reply(self, master_id: int) -> Optional[SharedReply]:
         """MIT motors answer on the channel's master id with their id in byte 0."""

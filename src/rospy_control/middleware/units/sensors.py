@@ -77,6 +77,7 @@ class CanSensor(CanUnit):
 
     FRAMES_PER_POLL = 1
     REPLY_DLC = 8
+    UNIT_KIND = "sensor"
 
     def __init__(self, name: str, can_id: int, reply_id: Optional[int] = None, frame_id: str = "",
                  fault_timeout: Optional[float] = None) -> None:
@@ -88,23 +89,12 @@ class CanSensor(CanUnit):
         self._msg = can.Message(arbitration_id=can_id, is_extended_id=False, data=b"", dlc=0)
 
     @classmethod
-    def _common_kwargs(cls, info: UnitInfo, r: AttributeReader) -> dict:
-        if info.channel is None:
-            raise info.element.error("a sensor needs a channel: set attribute 'channel' here or on a <group>")
-        return dict(
-            can_id=r.get("can_id", to_int, check=lambda v: 0 <= v <= 0x7FF,
-                         expected="an integer CAN id 0x000..0x7FF"),
-            reply_id=r.get("reply_id", to_int, None, check=lambda v: 0 <= v <= 0x7FF,
-                           expected="an integer CAN id 0x000..0x7FF"),
-            frame_id=r.get("frame_id", to_str, ""),
-            fault_timeout=r.get("fault_timeout", to_float, None, check=positive,
-                                expected="a positive number of seconds"),
-        )
-
-    @classmethod
     def from_info(cls, info: UnitInfo) -> "CanSensor":
         r = AttributeReader(info.element, ignore=("name", "type", "channel"))
-        kw = cls._common_kwargs(info, r)
+        kw = cls._can_kwargs(info, r)
+        kw["reply_id"] = r.get("reply_id", to_int, None, check=lambda v: 0 <= v <= 0x7FF,
+                               expected="an integer CAN id 0x000..0x7FF")
+        kw["frame_id"] = r.get("frame_id", to_str, "")
         kw.update(cls._read_attributes(r))
         r.finish()
         unit = cls(info.name, **kw)
@@ -168,8 +158,11 @@ class Encoder(CanSensor):
 
     TYPE_NAME = "rospy_control/Encoder"
 
-    def __init__(self, name: str, can_id: int, counts_per_rev: int = 16384, velocity_range: float = 100.0,
-                 **kw) -> None:
+    DEFAULT_COUNTS_PER_REV = 16384
+    DEFAULT_VELOCITY_RANGE = 100.0
+
+    def __init__(self, name: str, can_id: int, counts_per_rev: int = DEFAULT_COUNTS_PER_REV,
+                 velocity_range: float = DEFAULT_VELOCITY_RANGE, **kw) -> None:
         super().__init__(name, can_id, **kw)
         self.counts_per_rev = counts_per_rev
         self.velocity_range = velocity_range
@@ -180,9 +173,9 @@ class Encoder(CanSensor):
     @classmethod
     def _read_attributes(cls, r: AttributeReader) -> dict:
         kw = {}
-        kw["counts_per_rev"] = r.get("counts_per_rev", to_int, 16384, check=positive,
+        kw["counts_per_rev"] = r.get("counts_per_rev", to_int, cls.DEFAULT_COUNTS_PER_REV, check=positive,
                                      expected="a positive integer")
-        kw["velocity_range"] = r.get("velocity_range", to_float, 100.0, check=positive,
+        kw["velocity_range"] = r.get("velocity_range", to_float, cls.DEFAULT_VELOCITY_RANGE, check=positive,
                                      expected="a positive number (rad/s)")
         return kw
 
@@ -206,9 +199,17 @@ class ImuSensor(CanSensor):
     TYPE_NAME = "rospy_control/ImuSensor"
     FRAMES_PER_POLL = sensors.IMU_FRAMES
 
-    def __init__(self, name: str, can_id: int, gyro_range: float = 34.9, accel_range: float = 156.9,
-                 orientation_variance: float = 1e-4, angular_velocity_variance: float = 1e-5,
-                 linear_acceleration_variance: float = 1e-3, **kw) -> None:
+    DEFAULT_GYRO_RANGE = 34.9
+    DEFAULT_ACCEL_RANGE = 156.9
+    DEFAULT_ORIENTATION_VARIANCE = 1e-4
+    DEFAULT_ANGULAR_VELOCITY_VARIANCE = 1e-5
+    DEFAULT_LINEAR_ACCELERATION_VARIANCE = 1e-3
+
+    def __init__(self, name: str, can_id: int, gyro_range: float = DEFAULT_GYRO_RANGE,
+                 accel_range: float = DEFAULT_ACCEL_RANGE,
+                 orientation_variance: float = DEFAULT_ORIENTATION_VARIANCE,
+                 angular_velocity_variance: float = DEFAULT_ANGULAR_VELOCITY_VARIANCE,
+                 linear_acceleration_variance: float = DEFAULT_LINEAR_ACCELERATION_VARIANCE, **kw) -> None:
         super().__init__(name, can_id, **kw)
         self.gyro_range = gyro_range
         self.accel_range = accel_range
@@ -224,10 +225,12 @@ class ImuSensor(CanSensor):
     @classmethod
     def _read_attributes(cls, r: AttributeReader) -> dict:
         kw = {}
-        for attr, default in (("gyro_range", 34.9), ("accel_range", 156.9)):
+        for attr, default in (("gyro_range", cls.DEFAULT_GYRO_RANGE),
+                              ("accel_range", cls.DEFAULT_ACCEL_RANGE)):
             kw[attr] = r.get(attr, to_float, default, check=positive, expected="a positive number")
-        for attr, default in (("orientation_variance", 1e-4), ("angular_velocity_variance", 1e-5),
-                              ("linear_acceleration_variance", 1e-3)):
+        for attr, default in (("orientation_variance", cls.DEFAULT_ORIENTATION_VARIANCE),
+                              ("angular_velocity_variance", cls.DEFAULT_ANGULAR_VELOCITY_VARIANCE),
+                              ("linear_acceleration_variance", cls.DEFAULT_LINEAR_ACCELERATION_VARIANCE)):
             kw[attr] = r.get(attr, to_float, default, check=non_negative, expected="a number >= 0")
         return kw
 
@@ -257,7 +260,9 @@ class ContactSensor(CanSensor):
     TYPE_NAME = "rospy_control/ContactSensor"
     REPLY_DLC = 4
 
-    def __init__(self, name: str, can_id: int, force_range: float = 1000.0, **kw) -> None:
+    DEFAULT_FORCE_RANGE = 1000.0
+
+    def __init__(self, name: str, can_id: int, force_range: float = DEFAULT_FORCE_RANGE, **kw) -> None:
         super().__init__(name, can_id, **kw)
         self.force_range = force_range
         self._contact = False
@@ -267,7 +272,7 @@ class ContactSensor(CanSensor):
     @classmethod
     def _read_attributes(cls, r: AttributeReader) -> dict:
         kw = {}
-        kw["force_range"] = r.get("force_range", to_float, 1000.0, check=positive,
+        kw["force_range"] = r.get("force_range", to_float, cls.DEFAULT_FORCE_RANGE, check=positive,
                                   expected="a positive number (N)")
         return kw
 
@@ -288,8 +293,11 @@ class ForceTorqueSensor(CanSensor):
     TYPE_NAME = "rospy_control/ForceTorqueSensor"
     FRAMES_PER_POLL = sensors.FT_FRAMES
 
-    def __init__(self, name: str, can_id: int, force_range: float = 500.0, torque_range: float = 50.0,
-                 **kw) -> None:
+    DEFAULT_FORCE_RANGE = 500.0
+    DEFAULT_TORQUE_RANGE = 50.0
+
+    def __init__(self, name: str, can_id: int, force_range: float = DEFAULT_FORCE_RANGE,
+                 torque_range: float = DEFAULT_TORQUE_RANGE, **kw) -> None:
         super().__init__(name, can_id, **kw)
         self.force_range = force_range
         self.torque_range = torque_range
@@ -300,9 +308,9 @@ class ForceTorqueSensor(CanSensor):
     @classmethod
     def _read_attributes(cls, r: AttributeReader) -> dict:
         kw = {}
-        kw["force_range"] = r.get("force_range", to_float, 500.0, check=positive,
+        kw["force_range"] = r.get("force_range", to_float, cls.DEFAULT_FORCE_RANGE, check=positive,
                                   expected="a positive number")
-        kw["torque_range"] = r.get("torque_range", to_float, 50.0, check=positive,
+        kw["torque_range"] = r.get("torque_range", to_float, cls.DEFAULT_TORQUE_RANGE, check=positive,
                                    expected="a positive number")
         return kw
 
