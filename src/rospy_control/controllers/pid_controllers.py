@@ -26,24 +26,22 @@ ROS API
 ``joints`` (list), ``<joint>/pid`` per joint, ``robot_description``; ``command`` is a
 ``std_msgs/Float64MultiArray`` (wrong length rejected with an error); no state topic.
 
-On start the set point is the current position (clamped) or zero velocity and the PIDs are reset;
-on stop and abort the output is set to 0 (ours, see :mod:`.forward_command_controller`).
+Parameters ``joint`` / ``joints`` and the ``command`` topics come from :mod:`._command` (shared with
+the forward command controllers).  On start the set point is the current position (clamped) or zero
+velocity and the PIDs are reset; on stop and abort the output is set to 0 (ours, see
+:mod:`.forward_command_controller`).
 """
 from __future__ import annotations
 
-from typing import List, Optional, Tuple
+from typing import Optional
 
-from std_msgs.msg import Float64, Float64MultiArray
-
-from rospy_control.controller_interface import Controller, RealtimePublisher
-from rospy_control.controllers._common import joint_list_param, required_param, to_stamp
 from rospy_control.angles import shortest_angular_distance, shortest_angular_distance_with_large_limits
+from rospy_control.controller_interface import RealtimePublisher
+from rospy_control.controllers._command import JointCommandController, JointGroupCommandController
+from rospy_control.controllers._common import to_stamp
 from rospy_control.controllers._urdf import UrdfJoint, clamp_to_limits, load_urdf_joint
 from rospy_control.controllers.pid import Pid
 from rospy_control.exceptions import ControllerError
-from rospy_control.log import Throttle, get_logger
-
-logger = get_logger(__name__)
 
 __all__ = ["JointPositionPidController", "JointVelocityPidController", "JointGroupPositionPidController",
            "position_error"]
@@ -95,21 +93,13 @@ class _StatePublishing:
         self.loop_count += 1
 
 
-class JointPositionPidController(_StatePublishing, Controller):
+class JointPositionPidController(_StatePublishing, JointCommandController):
     """Position set point -> PID -> effort or velocity command (``INTERFACE`` set by subclasses)."""
 
-    def init(self, hw, root_nh, controller_nh) -> bool:
-        self.joint_name = required_param(controller_nh, "joint", str)
+    def configure(self, controller_nh) -> None:
         self.pid = Pid.from_params(controller_nh.child("pid"))
         self.urdf = load_urdf_joint(controller_nh, self.joint_name)
-        self.joint = hw.get_handle(self.joint_name)
-        self.command: Tuple[float, Optional[float]] = (0.0, None)
         self._init_state(controller_nh)
-        self.subscriber = controller_nh.subscribe("command", Float64, self._on_command, 1)
-        return True
-
-    def _on_command(self, msg: Float64) -> None:
-        self.set_command(float(msg.data))
 
     def set_command(self, position: float, velocity: Optional[float] = None) -> None:
         """Set point (thread-safe); a velocity makes the D term act on the velocity error."""
@@ -131,27 +121,13 @@ class JointPositionPidController(_StatePublishing, Controller):
         self.joint.set_command(output)
         self._publish_state(time, period, position, current, self.joint.get_velocity(), error, output)
 
-    def stopping(self, time: float) -> None:
-        self.joint.set_command(0.0)
 
-    def aborting(self, time: float) -> None:
-        self.joint.set_command(0.0)
-
-
-class JointVelocityPidController(_StatePublishing, Controller):
+class JointVelocityPidController(_StatePublishing, JointCommandController):
     """Velocity set point -> PID -> effort command."""
 
-    def init(self, hw, root_nh, controller_nh) -> bool:
-        self.joint_name = required_param(controller_nh, "joint", str)
+    def configure(self, controller_nh) -> None:
         self.pid = Pid.from_params(controller_nh.child("pid"))
-        self.joint = hw.get_handle(self.joint_name)
-        self.command = 0.0
         self._init_state(controller_nh)
-        self.subscriber = controller_nh.subscribe("command", Float64, self._on_command, 1)
-        return True
-
-    def _on_command(self, msg: Float64) -> None:
-        self.command = float(msg.data)
 
     def starting(self, time: float) -> None:
         self.command = 0.0
@@ -165,33 +141,13 @@ class JointVelocityPidController(_StatePublishing, Controller):
         self.joint.set_command(output)
         self._publish_state(time, period, command, velocity, velocity, error, output)
 
-    def stopping(self, time: float) -> None:
-        self.joint.set_command(0.0)
 
-    def aborting(self, time: float) -> None:
-        self.joint.set_command(0.0)
-
-
-class JointGroupPositionPidController(Controller):
+class JointGroupPositionPidController(JointGroupCommandController):
     """Position set points for a group -> one PID per joint -> effort commands."""
 
-    def init(self, hw, root_nh, controller_nh) -> bool:
-        self.joint_names: List[str] = joint_list_param(controller_nh, "joints")
-        self.joints = [hw.get_handle(name) for name in self.joint_names]
+    def configure(self, controller_nh) -> None:
         self.pids = [Pid.from_params(controller_nh.child(f"{name}/pid")) for name in self.joint_names]
         self.urdf = [load_urdf_joint(controller_nh, name) for name in self.joint_names]
-        self.commands: Tuple[float, ...] = (0.0,) * len(self.joints)
-        self._throttle = Throttle(1.0)
-        self.subscriber = controller_nh.subscribe("command", Float64MultiArray, self._on_command, 1)
-        return True
-
-    def _on_command(self, msg: Float64MultiArray) -> None:
-        if len(msg.data) != len(self.joints):
-            if self._throttle.ready():
-                logger.error("Dimension of command (%d) does not match number of joints (%d)! Not executing!",
-                             len(msg.data), len(self.joints))
-            return
-        self.commands = tuple(float(v) for v in msg.data)
 
     def starting(self, time: float) -> None:
         self.commands = tuple(clamp_to_limits(u, j.get_position()) for u, j in zip(self.urdf, self.joints))
@@ -203,10 +159,3 @@ class JointGroupPositionPidController(Controller):
             command = clamp_to_limits(urdf, command)
             error = position_error(urdf, joint.get_position(), command)
             joint.set_command(pid.compute_command(error, period))
-
-    def stopping(self, time: float) -> None:
-        for joint in self.joints:
-            joint.set_command(0.0)
-
-    def aborting(self, time: float) -> None:
-        self.stopping(time)
