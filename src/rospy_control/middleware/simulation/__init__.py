@@ -1,0 +1,47 @@
+"""Simulated firmware: answers on a python-can ``virtual`` bus exactly like the real devices.
+
+The simulator owns its own :class:`can.interfaces.virtual.VirtualBus` on the channel's (private)
+virtual channel and one thread.  For every frame it receives it behaves like the firmware:
+
+* **MIT motors** (:class:`SimulatedMotor`): answer every 8-byte frame to their id (enter / exit /
+  zero / command) with a reply of the configured DLC on the master id; commands are applied only in
+  motor mode.  The joint model is integrated lazily, at the simulator's ``rate``, up to the arrival
+  time of each frame (so an idle simulator costs nothing)::
+
+      tau_motor = clamp(kp (p_des - p) + kd (v_des - v) + t_ff, +-torque_limit)     (0 when disabled)
+      J dv/dt   = tau_motor + load_torque - damping v - friction sign(v)
+      p clamped to [stop_min, stop_max] (inelastic hard stops)
+
+  Damping terms are integrated implicitly (stable for any gain), Coulomb friction as a velocity
+  impulse that can stop the joint (stiction).  Reported values get Gaussian noise and the reply is
+  delayed by ``latency``.
+* **Sensors** speak :mod:`rospy_control.middleware.protocols.sensors`: the IMU reports gravity on +z
+  at rest; a foot contact sensor computes foot depth from its leg's HFE/KFE motors (two-link leg) and
+  is in contact when the foot reaches the ground (all feet touch in the standing pose).
+
+**Fault switches** (:meth:`SimulatedFirmware.set_fault`), per unit: ``silent``, ``late`` (extra
+delay), ``wrong_dlc`` (4-byte replies), ``garbage`` (adds junk frames), ``error_flag`` (error byte,
+DLC 8), ``over_temperature``; per bus: ``bus_errors`` (an error frame after every reply).
+
+**Firmware CAN timeout** (motor ``<simulation firmware_timeout="...">``, default the motor's own
+``firmware_timeout`` attribute, 0 = off): when no frame arrived for that long while in motor mode,
+the motor leaves motor mode (limp) at that moment, as firmwares with a CAN timeout do; it keeps
+answering, ignores commands and needs enter-motor-mode again (``firmware_timeouts`` counts it).
+
+**Command record** (:meth:`SimulatedFirmware.command_stats`): per motor, every *command* frame
+received in motor mode (not enter / exit / zero) is counted, with the last ``p_des`` and the largest
+``|p_des|`` step between two consecutive command frames that both have ``kp > 0`` (position-like),
+in joint units (direction and zero offset applied), when it happened and between which values.  A
+frame with ``kp = 0`` and entering or leaving motor mode break the chain.
+
+Modules: :mod:`.base` (settings, fault switches, what every model shares), :mod:`.motor`,
+:mod:`.sensors` (the device models), :mod:`.firmware` (:class:`SimulatedFirmware`: the models of one
+channel on a virtual bus, and its thread).
+"""
+from __future__ import annotations
+
+from rospy_control.middleware.simulation.base import FAULTS, SimulationSettings
+from rospy_control.middleware.simulation.firmware import SimulatedFirmware
+from rospy_control.middleware.simulation.motor import SimulatedMotor
+
+__all__ = ["SimulatedFirmware", "SimulatedMotor", "SimulationSettings", "FAULTS"]

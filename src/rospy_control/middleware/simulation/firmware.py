@@ -1,0 +1,255 @@
+"""The simulated firmware of one channel: every simulated device on a private virtual bus."""
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+import threading
+import time
+from typing import Dict, List, Optional, Tuple
+
+import can
+
+from rospy_control.exceptions import ConfigError
+from rospy_control.log import get_logger
+from rospy_control.middleware.simulation.base import FAULTS, SimulationSettings, SimUnit
+from rospy_control.middleware.simulation.motor import CommandStats, SimulatedMotor
+from rospy_control.middleware.simulation.sensors import SENSOR_MODELS, SimSensor
+from rospy_control.middleware.units import CanUnit, Motor
+
+__all__ = ["SimulatedFirmware"]
+
+logger = get_logger(__name__)
+
+
+class SimulatedFirmware:
+    """All simulated devices of one channel, answering on a virtual bus.
+
+    Build it (this validates every ``<simulation>`` element), then :meth:`start` it on the channel id
+    the middleware's channel opens, and :meth:`stop` it after the channel is closed.
+
+    :param units: the channel's units (their ``simulation`` element configures the model).
+    :param settings: the channel's :class:`SimulationSettings`.
+    :param master_id: id replies are sent to.
+    """
+
+    def __init__(self, name: str, units: List[CanUnit], settings: SimulationSettings,
+                 master_id: int = 0) -> None:
+        self.name = name
+        self.settings = settings
+        self.master_id = master_id
+        self.dt = 1.0 / settings.rate
+        self.motors: Dict[int, SimulatedMotor] = {}
+        self.sensors: Dict[int, SimSensor] = {}
+        self.by_name: Dict[str, SimUnit] = {}
+        self.bus_errors = False
+        self.frames_handled = 0
+        for u in units:
+            if isinstance(u, Motor):
+                m = SimulatedMotor(u, u.simulation)
+                self.motors[u.can_id] = m
+                self.by_name[u.name] = m
+            else:
+                for cls, model in SENSOR_MODELS:
+                    if isinstance(u, cls):
+                        s = model(u, u.simulation)
+                        self.sensors[u.can_id] = s
+                        self.by_name[u.name] = s
+                        break
+                else:
+                    logger.warning("simulation '%s': no model for unit '%s' (%s); it will stay silent",
+                                   name, u.name, type(u).__name__)
+        for s in self.sensors.values():  # validate motor references now, not on the first poll
+            for ref in ("hfe_motor", "kfe_motor", "follows"):
+                target = getattr(s, ref, None)
+                if target is not None:
+                    self.motor_model(target, s)
+        self._bus: Optional[can.BusABC] = None
+        self._thread: Optional[threading.Thread] = None
+        self._running = False
+        self._heap: List[Tuple[float, int, can.Message]] = []
+        self._counter = itertools.count()
+        self._reply = can.Message(arbitration_id=master_id, is_extended_id=False, data=bytearray(8))
+        self.error: Optional[BaseException] = None
+
+    def motor_model(self, name: str, referrer: Optional[SimUnit] = None) -> SimulatedMotor:
+        """The simulated motor called ``name`` (ConfigError naming the referrer if unknown)."""
+        m = self.by_name.get(name)
+        if not isinstance(m, SimulatedMotor):
+            where = referrer._reader.element if referrer is not None else None
+            who = referrer.name if referrer else "?"
+            msg = (f"<simulation> of '{who}' refers to motor '{name}', which is "
+                   f"not a motor on channel '{self.name}'; motors there: "
+                   + ", ".join(sorted(n for n, u in self.by_name.items() if isinstance(u, SimulatedMotor))))
+            raise ConfigError(msg, where.source if where else None, where.line if where else None)
+        return m
+
+    # -- fault switches -----------------------------------------------------------------------------
+    def set_fault(self, unit: Optional[str], fault: str, value: Optional[float] = None) -> None:
+        """Switch a fault on.  ``unit=None, fault='bus_errors'`` makes the bus report error frames.
+
+        ``value``: extra delay in s for ``late`` (default 0.05), error code for ``error_flag``
+        (default 1), temperature for ``over_temperature`` (default 120).
+        """
+        if unit is None:
+            if fault != "bus_errors":
+                raise ValueError("only 'bus_errors' is a bus-wide fault")
+            self.bus_errors = True
+            return
+        if fault not in FAULTS:
+            raise ValueError(f"unknown fault '{fault}'; known: {', '.join(FAULTS)}")
+        m = self._sim_unit(unit)
+        m.fault_value = value
+        m.fault = fault
+
+    def clear_fault(self, unit: Optional[str] = None) -> None:
+        """Clear the fault of ``unit`` (None: of every unit and the bus)."""
+        targets = self.by_name.values() if unit is None else [self._sim_unit(unit)]
+        for m in targets:
+            m.fault = None
+        if unit is None:
+            self.bus_errors = False
+
+    def fault_of(self, unit: str) -> Optional[str]:
+        """The fault switch currently on for ``unit`` (None: none)."""
+        return self._sim_unit(unit).fault
+
+    def _sim_unit(self, unit: str) -> SimUnit:
+        try:
+            return self.by_name[unit]
+        except KeyError:
+            raise ValueError(f"simulation '{self.name}' has no unit '{unit}'; simulated units: "
+                             f"{', '.join(self.by_name) or '(none)'}") from None
+
+    # -- command record -------------------------------------------------------------------------------
+    def command_stats(self, unit: Optional[str] = None) -> dict:
+        """What the simulated motors received in motor mode (see the module docstring).
+
+        For one motor: ``{"count", "last_p_des", "max_step", "max_step_time" (time.time()),
+        "max_step_from", "max_step_to", "firmware_timeouts", "enabled"}`` (joint units, None before the
+        first frame / step); without ``unit``: ``{motor name: that dict}`` for every simulated motor.
+
+        :raises ValueError: ``unit`` is not a simulated motor here.
+        """
+        if unit is not None:
+            m = self._sim_unit(unit)
+            if not isinstance(m, SimulatedMotor):
+                raise ValueError(f"simulation '{self.name}': unit '{unit}' is not a motor")
+            return self._stats_of(m)
+        return {n: self._stats_of(m) for n, m in self.by_name.items() if isinstance(m, SimulatedMotor)}
+
+    @staticmethod
+    def _stats_of(m: "SimulatedMotor") -> dict:
+        d = m.cstats.as_dict()
+        d["firmware_timeouts"] = m.firmware_timeouts
+        d["enabled"] = m.enabled
+        return d
+
+    def reset_command_stats(self, unit: Optional[str] = None) -> None:
+        """Start the command record afresh (of ``unit``, or of every motor).  The chain of consecutive
+        frames is kept: a step between the last frame before and the first after the reset counts."""
+        targets = self.by_name.values() if unit is None else [self._sim_unit(unit)]
+        for m in targets:
+            if isinstance(m, SimulatedMotor):
+                fresh = CommandStats()
+                fresh.prev = m.cstats.prev
+                m.cstats = fresh
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+    def start(self, virtual_channel: str) -> None:
+        """Open a virtual bus on ``virtual_channel`` and start answering."""
+        if self._thread is not None:
+            return
+        if self.settings.seed is not None:
+            random.seed(self.settings.seed)
+        self._bus = can.Bus(interface="virtual", channel=virtual_channel, receive_own_messages=False)
+        self._running = True
+        self._thread = threading.Thread(target=self._run, name=f"rospy_control.sim.{self.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the thread and close the bus (idempotent)."""
+        self._running = False
+        if self._thread is not None:
+            self._thread.join(2.0)
+            self._thread = None
+        if self._bus is not None:
+            self._bus.shutdown()
+            self._bus = None
+
+    def _latency(self, unit: SimUnit) -> float:
+        lat = unit.latency if unit.latency is not None else self.settings.latency
+        if unit.fault == "late":
+            lat += unit.fault_value if unit.fault_value is not None else 0.05
+        return lat
+
+    def _run(self) -> None:
+        bus = self._bus
+        recv, send = bus.recv, bus.send
+        perf = time.perf_counter
+        heap = self._heap
+        motors, sens = self.motors, self.sensors
+        dt = self.dt
+        reply = self._reply
+        master = self.master_id
+        while self._running:
+            try:
+                timeout = 0.02
+                if heap:
+                    timeout = max(0.0, min(timeout, heap[0][0] - perf()))
+                msg = recv(timeout)
+                now = perf()
+                if msg is not None and not msg.is_error_frame and not msg.is_extended_id:
+                    self.frames_handled += 1
+                    aid = msg.arbitration_id
+                    m = motors.get(aid)
+                    if m is not None:
+                        m.frames += 1
+                        if m.fault != "silent":
+                            payload = m.handle(msg.data, now, dt)
+                            if payload is not None:
+                                lat = self._latency(m) if (m.latency or m.fault or self.settings.latency) \
+                                    else 0.0
+                                if lat > 0.0:
+                                    heapq.heappush(heap, (now + lat, next(self._counter), can.Message(
+                                        arbitration_id=master, is_extended_id=False, data=payload)))
+                                else:
+                                    # bytes, not bytearray: the virtual bus deep-copies every frame
+                                    reply.data = payload
+                                    reply.dlc = len(payload)
+                                    send(reply)
+                                self._after_reply(m, send)
+                    else:
+                        s = sens.get(aid)
+                        if s is not None:
+                            s.frames += 1
+                        if s is not None and s.fault != "silent" and len(msg.data) == 0:
+                            lat = self._latency(s)
+                            for rid, payload in s.answer(self):
+                                if s.fault == "wrong_dlc":
+                                    payload = payload[:3]
+                                out = can.Message(arbitration_id=rid, is_extended_id=False, data=payload)
+                                if lat > 0.0:
+                                    heapq.heappush(heap, (now + lat, next(self._counter), out))
+                                else:
+                                    send(out)
+                            self._after_reply(s, send)
+                while heap and heap[0][0] <= now:
+                    send(heapq.heappop(heap)[2])
+            except Exception as err:  # noqa: BLE001 - keep simulating; tests read .error
+                if self.error is None:
+                    self.error = err
+                    logger.error("simulation '%s': %s: %s", self.name, type(err).__name__, err)
+                if not self._running:
+                    break
+                time.sleep(0.001)  # never spin on a persistent error
+
+    def _after_reply(self, unit: SimUnit, send) -> None:
+        if unit.fault == "garbage":
+            # a too-short reply carrying the motor's id, and a frame on an id nobody uses
+            send(can.Message(arbitration_id=self.master_id, is_extended_id=False,
+                             data=bytes((getattr(unit, "motor_id", 0), 0xA5, 0x5A))))
+            junk = bytes(random.getrandbits(8) for _ in range(8))
+            send(can.Message(arbitration_id=0x7EE, is_extended_id=False, data=junk))
+        if self.bus_errors:
+            send(can.Message(is_error_frame=True, arbitration_id=0, data=b""))
