@@ -61,11 +61,15 @@ import importlib
 import sys
 import threading
 import time as _time
-from typing import Iterable, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Iterable, List, Optional, Sequence, Set, Tuple
 
 from rospy_control.controller_interface.controller_base import ControllerBase, ControllerState
 from rospy_control.controller_interface.node_handle import NodeHandle
 from rospy_control.controller_manager.controller_types import BASE_CLASS_NAME, CONTROLLER_TYPES
+from rospy_control.controller_manager.records import (
+    BEST_EFFORT, STRICT, ControllerDescription, ControllerSpec, ControllerStatistics,
+    HardwareInterfaceResources, Result, UpdateStats,
+)
 from rospy_control.exceptions import PluginError
 from rospy_control.hardware_interface import ControllerInfo, SwitchState
 from rospy_control.log import Throttle, get_logger
@@ -77,101 +81,6 @@ __all__ = [
     "BEST_EFFORT", "STRICT", "Result", "HardwareInterfaceResources", "ControllerDescription",
     "ControllerStatistics", "ControllerSpec", "ControllerManager",
 ]
-
-#: ``controller_manager_msgs/SwitchController`` strictness constants.
-BEST_EFFORT = 1
-STRICT = 2
-
-
-class Result(NamedTuple):
-    """Outcome of a non-RT operation.  Truthy exactly when ``ok``; unpacks as ``ok, message``."""
-
-    ok: bool
-    message: str = ""
-
-    def __bool__(self) -> bool:
-        return bool(self.ok)
-
-
-class HardwareInterfaceResources(NamedTuple):
-    """``controller_manager_msgs/HardwareInterfaceResources``: ``resources`` sorted."""
-
-    hardware_interface: str
-    resources: List[str]
-
-
-class ControllerDescription(NamedTuple):
-    """``controller_manager_msgs/ControllerState`` (one ``list_controllers`` entry)."""
-
-    name: str
-    state: str
-    type: str
-    claimed_resources: List[HardwareInterfaceResources]
-
-
-class ControllerStatistics(NamedTuple):
-    """``controller_manager_msgs/ControllerStatistics`` with times as float seconds."""
-
-    name: str
-    type: str
-    timestamp: float
-    running: bool
-    max_time: float
-    mean_time: float
-    variance_time: float
-    num_control_loop_overruns: int
-    time_last_control_loop_overrun: float
-
-
-class _Stats:
-    """Running update-time statistics of one controller (Welford), written by the RT thread only."""
-
-    __slots__ = ("count", "mean", "m2", "max", "overruns", "last_overrun", "timestamp")
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.mean = 0.0
-        self.m2 = 0.0
-        self.max = 0.0
-        self.overruns = 0
-        self.last_overrun = 0.0
-        self.timestamp = 0.0
-
-    def record(self, duration: float, period: float, time: float) -> None:
-        self.count += 1
-        delta = duration - self.mean
-        self.mean += delta / self.count
-        self.m2 += delta * (duration - self.mean)
-        if duration > self.max:
-            self.max = duration
-        if period > 0.0 and duration > period:
-            self.overruns += 1
-            self.last_overrun = time
-        self.timestamp = time
-
-    @property
-    def variance(self) -> float:
-        return self.m2 / self.count if self.count > 1 else 0.0
-
-
-class ControllerSpec:
-    """One loaded controller: its :class:`ControllerInfo`, instance, node handles and statistics."""
-
-    __slots__ = ("info", "c", "controller_nh", "root_nh", "stats")
-
-    def __init__(self, info: ControllerInfo, controller: ControllerBase, controller_nh: NodeHandle,
-                 root_nh: NodeHandle) -> None:
-        self.info = info
-        self.c = controller
-        self.controller_nh = controller_nh
-        self.root_nh = root_nh
-        self.stats = _Stats()
-
-    def shutdown_ros(self) -> None:
-        """Close every publisher/subscriber/service/action server the controller created."""
-        self.controller_nh.shutdown()
-        self.root_nh.shutdown()
-
 
 _DEFAULT = object()
 
@@ -660,7 +569,7 @@ class ControllerManager:
         wanted = None if names is None else set(names)
         for spec in self._controllers:
             if wanted is None or spec.info.name in wanted:
-                spec.stats = _Stats()
+                spec.stats = UpdateStats()
 
     # -- shutdown --------------------------------------------------------------------------------
     def shutdown(self) -> None:
