@@ -60,7 +60,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from typing import Any, Deque, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Deque, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -71,18 +71,17 @@ from rospy_control.trajectory.codes import (
 )
 from rospy_control.trajectory.limits import TrajectoryLimits
 from rospy_control.trajectory.message import TrajectoryRejected, init_joint_trajectory, map_joints
+from rospy_control.trajectory.plan import (  # Goal/Plan: the executor's internals, hence private here
+    ABORTED, PREEMPTED, SUCCEEDED, FeedbackSnapshot, GoalEvent, QueryStateResult,
+)
+from rospy_control.trajectory.plan import Goal as _Goal, Plan as _Plan
 from rospy_control.trajectory.segment import TrajectoryError
 from rospy_control.trajectory.tolerances import (
-    Tolerances, enforced, lookup_param, number_param, shortest_angular_distance, tolerances_from_params,
+    Tolerances, lookup_param, number_param, shortest_angular_distance, tolerances_from_params,
 )
 from rospy_control.trajectory.trajectory import Trajectory
 
 logger = get_logger(__name__)
-
-#: Goal event statuses.
-SUCCEEDED = "succeeded"
-ABORTED = "aborted"
-PREEMPTED = "preempted"
 
 #: Seconds after ``end + goal_time`` after which the watchdog aborts a goal that is still active.
 DEFAULT_GOAL_TIMEOUT_MARGIN = 1.0
@@ -90,79 +89,6 @@ DEFAULT_GOAL_TIMEOUT_MARGIN = 1.0
 _TWO_PI = 2.0 * np.pi
 
 Desired = Tuple[np.ndarray, np.ndarray, np.ndarray]
-
-
-class GoalEvent(NamedTuple):
-    """A goal finished: ``status`` is :data:`SUCCEEDED`, :data:`ABORTED` or :data:`PREEMPTED`.
-
-    ``error_code`` is a FollowJointTrajectoryResult code (0 for succeeded and preempted),
-    ``time`` the ROS time (s) at which it happened.
-    """
-
-    goal_key: Any
-    status: str
-    error_code: int
-    error_string: str
-    time: float
-
-
-class FeedbackSnapshot(NamedTuple):
-    """Desired/actual/error state of the last update (for the ``state`` topic and action feedback).
-
-    Accelerations are desired only (actual/error accelerations are empty upstream).  Position
-    errors are shortest angular distances ``desired - actual``; velocity errors ``desired - actual``.
-    """
-
-    joint_names: List[str]
-    time: float
-    uptime: float
-    desired_positions: np.ndarray
-    desired_velocities: np.ndarray
-    desired_accelerations: np.ndarray
-    actual_positions: np.ndarray
-    actual_velocities: np.ndarray
-    error_positions: np.ndarray
-    error_velocities: np.ndarray
-
-
-class QueryStateResult(NamedTuple):
-    """Desired state sampled by :meth:`TrajectoryExecutor.query_state`."""
-
-    joint_names: List[str]
-    positions: np.ndarray
-    velocities: np.ndarray
-    accelerations: np.ndarray
-
-
-class _Goal:
-    __slots__ = ("key", "active", "done")
-
-    def __init__(self, key: Any, n: int) -> None:
-        self.key = key
-        self.active = True
-        self.done = np.zeros(n, dtype=bool)
-
-
-class _Plan:
-    """Trajectory + tolerances + owning goal, with the tolerance thresholds precomputed."""
-
-    __slots__ = ("trajectory", "tolerances", "goal", "path_pos", "path_vel", "check_path", "check_path_vel",
-                 "goal_pos", "goal_vel", "goal_deadlines", "deadline")
-
-    def __init__(self, trajectory: Trajectory, tolerances: Tolerances, goal: Optional[_Goal],
-                 timeout_margin: Optional[float]) -> None:
-        self.trajectory = trajectory
-        self.tolerances = tolerances
-        self.goal = goal
-        self.path_pos = enforced(tolerances.path.position)
-        self.path_vel = enforced(tolerances.path.velocity)
-        self.check_path_vel = bool(np.isfinite(self.path_vel).any())
-        self.check_path = self.check_path_vel or bool(np.isfinite(self.path_pos).any())
-        self.goal_pos = enforced(tolerances.goal.position)
-        self.goal_vel = enforced(tolerances.goal.velocity)
-        self.goal_deadlines = trajectory.end_times + tolerances.goal_time
-        margin = np.inf if timeout_margin is None else float(timeout_margin)
-        self.deadline = float(np.max(self.goal_deadlines)) + margin
 
 
 class TrajectoryExecutor:
