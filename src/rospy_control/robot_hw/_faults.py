@@ -1,0 +1,69 @@
+"""Fault book-keeping of :class:`~rospy_control.robot_hw.MiddlewareRobotHW` (``read()``, control thread).
+
+A group whose motor goes to FAULT stops commanding it; its healthy motors hold where they were
+commanded (position mode) or measured.  When every motor of the group is back, the group restarts from
+the measured position and the controllers are asked to restart (:meth:`FaultTracker.consume_reset_request`).
+"""
+from __future__ import annotations
+
+from math import isfinite
+from typing import Dict
+
+from rospy_control.log import Throttle, get_logger
+from rospy_control.middleware import ControlMode
+from rospy_control.robot_hw._records import Actuator, Records
+
+__all__ = ["FaultTracker"]
+
+logger = get_logger(__name__)
+
+
+class FaultTracker:
+    """Follows the fault and reply flags of the motors of ``rec`` (see the module docstring).
+
+    :ivar faulted_joints: ``{joint: reason}`` of joints one of whose motors is in FAULT; replaced as a
+        whole, so other threads may read it.
+    """
+
+    def __init__(self, rec: Records, throttle: Throttle) -> None:
+        self._groups = rec.groups
+        self._throttle = throttle
+        self.faulted_joints: Dict[str, str] = {}
+        self._reset_request = False
+
+    def actuator_changed(self, act: Actuator, s) -> None:
+        """The motor's snapshot state ``s`` changed its ``fault`` or ``received`` flag."""
+        act.received = s.received
+        act.fault = s.fault
+        act.fault_reason = s.fault_reason
+        g = act.group
+        if g is None:
+            return
+        g.ready = all(a.received for a in g.actuators)
+        faulted = any(a.fault for a in g.actuators)
+        if faulted and not g.faulted:
+            g.faulted = True
+            for a in g.actuators:
+                sp = a.data.command_position
+                a.hold = sp if g.mode == ControlMode.POSITION and isfinite(sp) else a.data.position
+            self._throttle.ready(("fault", g.name))  # the transition is logged here; repeats every 5 s
+            logger.error("joint(s) %s: motor '%s' went to FAULT: %s; commands to it are not sent until "
+                         "the fault is reset (~reset_faults)", ", ".join(j.name for j in g.joints), act.name,
+                         s.fault_reason)
+        elif g.faulted and not faulted:
+            g.faulted = False
+            g.reseed = True
+            self._reset_request = True
+            logger.warning("joint(s) %s: motors back from FAULT; commands resume from the measured position",
+                           ", ".join(j.name for j in g.joints))
+        self.faulted_joints = {
+            j.name: "; ".join(f"motor '{a.name}': {a.fault_reason}" for a in grp.actuators if a.fault)
+            for grp in self._groups if grp.faulted for j in grp.joints}
+        # Controllers see it through JointStateHandle.get_fault() (the JTC aborts its goal).
+        for j in g.joints:
+            j.data.fault = self.faulted_joints.get(j.name)
+
+    def consume_reset_request(self) -> bool:
+        """True once after a faulted group recovered."""
+        request, self._reset_request = self._reset_request, False
+        return request
