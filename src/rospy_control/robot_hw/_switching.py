@@ -8,12 +8,12 @@ thread replaces as a whole, never changes in place.
 """
 from __future__ import annotations
 
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple
 
 from rospy_control.hardware_interface import ControllerInfo, SwitchState
 from rospy_control.log import Throttle, get_logger
 from rospy_control.middleware import ControlMode, Motor
-from rospy_control.robot_hw._records import KIND_BY_NAME, KIND_INTERFACES, KIND_MODE, Group, Records
+from rospy_control.robot_hw._records import KIND_BY_NAME, KIND_INTERFACES, KIND_MODE, Group, Joint, Records
 
 __all__ = ["SwitchPlanner"]
 
@@ -58,21 +58,13 @@ class SwitchPlanner:
         claims: Dict[str, List[Tuple[str, str, str]]] = {}
         errors: List[str] = []
         for info in infos:
-            for res in info.claimed_resources:
-                kind = KIND_BY_NAME.get(res.hardware_interface)
-                if kind is None:
+            for iface, kind, j in self._claimed_joints(info):
+                if kind not in j.kinds:
+                    offered = ", ".join(KIND_INTERFACES[k].TYPE_NAME for k in j.kinds) or "none"
+                    errors.append(f"controller '{info.name}' needs '{iface}' for joint '{j.name}', which its "
+                                  f"transmission '{j.group.name}' does not offer (offered: {offered})")
                     continue
-                for name in sorted(res.resources):
-                    j = self._joints.get(name)
-                    if j is None:
-                        continue
-                    if kind not in j.kinds:
-                        offered = ", ".join(KIND_INTERFACES[k].TYPE_NAME for k in j.kinds) or "none"
-                        errors.append(f"controller '{info.name}' needs '{res.hardware_interface}' for joint "
-                                      f"'{name}', which its transmission '{j.group.name}' does not offer "
-                                      f"(offered: {offered})")
-                        continue
-                    claims.setdefault(name, []).append((info.name, kind, res.hardware_interface))
+                claims.setdefault(j.name, []).append((info.name, kind, iface))
         owners: Dict[str, Tuple[str, str]] = {}
         for name, users in claims.items():
             if len(users) > 1:
@@ -91,6 +83,18 @@ class SwitchPlanner:
                     f"'{g.name}' whose motors ({', '.join(a.name for a in g.actuators)}) run one control "
                     "mode at a time; command them through interfaces of the same mode")
         return owners, errors
+
+    def _claimed_joints(self, info: ControllerInfo) -> Iterator[Tuple[str, str, Joint]]:
+        """(interface name, kind, joint) of each joint of ours that ``info`` claims through a joint
+        command interface, in name order per interface."""
+        for res in info.claimed_resources:
+            kind = KIND_BY_NAME.get(res.hardware_interface)
+            if kind is None:
+                continue
+            for name in sorted(res.resources):
+                j = self._joints.get(name)
+                if j is not None:
+                    yield res.hardware_interface, kind, j
 
     def _effective_running(self) -> Dict[str, ControllerInfo]:
         sw = self.switch
@@ -113,19 +117,12 @@ class SwitchPlanner:
         whose joints have a motor in FAULT (they do not veto)."""
         _, errors = self.plan(self._after(start_list, stop_list).values())
         for info in start_list:
-            for res in info.claimed_resources:
-                if KIND_BY_NAME.get(res.hardware_interface) is None:
-                    continue
-                for name in sorted(res.resources):
-                    j = self._joints.get(name)
-                    if j is None:
-                        continue
-                    for a in j.group.actuators:
-                        if a.motor.fault and self._throttle.ready(("start-fault", info.name, name)):
-                            logger.warning("controller '%s' starts with joint '%s' in FAULT (motor '%s': "
-                                           "%s): the joint gets no commands until the fault is reset "
-                                           "(~reset_faults), then it holds", info.name, name, a.name,
-                                           a.motor.fault_reason)
+            for _, _, j in self._claimed_joints(info):
+                for a in j.group.actuators:
+                    if a.motor.fault and self._throttle.ready(("start-fault", info.name, j.name)):
+                        logger.warning("controller '%s' starts with joint '%s' in FAULT (motor '%s': %s): "
+                                       "the joint gets no commands until the fault is reset (~reset_faults), "
+                                       "then it holds", info.name, j.name, a.name, a.motor.fault_reason)
         for err in errors:
             logger.error("Rejecting the controller switch: %s", err)
         return not errors
