@@ -37,32 +37,15 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 
 from rospy_control.controllers.joint_trajectory_controller import JointTrajectoryController  # noqa: E402
 from rospy_control.controller_manager import ControllerManager  # noqa: E402
-from rospy_control.hardware_interface import (  # noqa: E402
-    EffortJointInterface, JointData, JointHandle, JointStateHandle, JointStateInterface,
-    PositionJointInterface, RobotHW, VelocityJointInterface,
-)
 from rospy_control.testing import InMemoryActionClient, InMemoryGraph, InMemoryNodeHandle  # noqa: E402
+from rospy_control.testing.robot_hw import JointsRobotHW  # noqa: E402
 
 
-class FakeRobot(RobotHW):
+class FakeRobot(JointsRobotHW):
     """Joints that follow their position command with a first-order lag."""
 
-    def __init__(self, names: List[str]) -> None:
-        super().__init__()
-        self.data = [JointData() for _ in names]
-        js, pj, vj, ej = (JointStateInterface(), PositionJointInterface(), VelocityJointInterface(),
-                          EffortJointInterface())
-        for name, d in zip(names, self.data):
-            st = JointStateHandle(name, d)
-            js.register_handle(st)
-            pj.register_handle(JointHandle(st, d, "command_position"))
-            vj.register_handle(JointHandle(st, d, "command_velocity"))
-            ej.register_handle(JointHandle(st, d, "command_effort"))
-        for iface in (js, pj, vj, ej):
-            self.register_interface(iface)
-
     def step(self, dt: float, mode: str) -> None:
-        for d in self.data:
+        for d in self.data.values():
             x = d.position
             if mode == "velocity":
                 d.position = x + d.command_velocity * dt

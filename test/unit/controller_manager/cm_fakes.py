@@ -17,31 +17,24 @@ from rospy_control.controller_interface import (
     Controller, ControllerBase, MultiInterfaceController,
 )
 from rospy_control.hardware_interface import (
-    EffortJointInterface, JointData, JointHandle, JointStateHandle, JointStateInterface,
-    PositionJointInterface, RobotHW, SwitchState, VelocityJointInterface,
+    EffortJointInterface, JointStateInterface, PositionJointInterface, RobotHW, SwitchState,
+    VelocityJointInterface,
 )
 from rospy_control.plugins import Registry
 from rospy_control.testing.cm_rig import ControllerManagerRig
+from rospy_control.testing.robot_hw import JointsRobotHW
 
 JOINTS = ("hiDOF_joint1", "hiDOF_joint2", "hiDOF_joint3")
 
 
-class FakeRobotHW(RobotHW):
-    """RobotHW with three joints and scripted switch behaviour."""
+class FakeRobotHW(JointsRobotHW):
+    """RobotHW with three joints (effort and velocity commands share one field) and scripted switch
+    behaviour."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.data = {name: JointData() for name in JOINTS}
-        self.js = JointStateInterface()
-        self.ej = EffortJointInterface()
-        self.vj = VelocityJointInterface()
-        for name, data in self.data.items():
-            state = JointStateHandle(name, data)
-            self.js.register_handle(state)
-            self.ej.register_handle(JointHandle(state))
-            self.vj.register_handle(JointHandle(state))
-        for iface in (self.js, self.ej, self.vj):
-            self.register_interface(iface)
+        super().__init__(JOINTS, {EffortJointInterface: "command", VelocityJointInterface: "command"})
+        self.ej = self.command_interfaces[EffortJointInterface]
+        self.vj = self.command_interfaces[VelocityJointInterface]
         self.calls: List[tuple] = []
         self.prepare_ok = True
         #: answers of switch_result(): a list consumed in order (last one repeats), or a callable(info)

@@ -10,26 +10,17 @@ import pytest
 from cm_fakes import Env
 
 from rospy_control.controller_manager import BEST_EFFORT, STRICT
-from rospy_control.hardware_interface import (
-    JointData, JointHandle, JointStateHandle, JointStateInterface, PositionJointInterface, RobotHW,
-    VelocityJointInterface,
-)
+from rospy_control.hardware_interface import PositionJointInterface, VelocityJointInterface
+from rospy_control.testing.robot_hw import JointsRobotHW
 
 ALLOWED = {"j1": {"hardware_interface::PositionJointInterface", "hardware_interface::VelocityJointInterface"},
            "j2": {"hardware_interface::VelocityJointInterface"}}
 
 
-class ModeRobotHW(RobotHW):
+class ModeRobotHW(JointsRobotHW):
     def __init__(self) -> None:
-        super().__init__()
-        js, pj, vj = JointStateInterface(), PositionJointInterface(), VelocityJointInterface()
-        for name in ALLOWED:
-            state = JointStateHandle(name, JointData())
-            js.register_handle(state)
-            pj.register_handle(JointHandle(state))
-            vj.register_handle(JointHandle(state))
-        for iface in (js, pj, vj):
-            self.register_interface(iface)
+        super().__init__(list(ALLOWED),
+                         {PositionJointInterface: "command", VelocityJointInterface: "command"})
         self.modes = {name: None for name in ALLOWED}
         self.vetoes = []
 

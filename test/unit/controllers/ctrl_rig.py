@@ -6,13 +6,11 @@ Three joints in every joint interface, sensors, a URDF, on the shared controller
 from __future__ import annotations
 
 from rospy_control.hardware_interface import (
-    ContactSensorData, ContactSensorHandle, ContactSensorInterface, EffortJointInterface,
-    ForceTorqueSensorData, ForceTorqueSensorHandle, ForceTorqueSensorInterface, ImuSensorData,
-    ImuSensorHandle, ImuSensorInterface,
-    JointData, JointHandle, JointStateHandle, JointStateInterface, PositionJointInterface, RobotHW,
-    VelocityJointInterface,
+    ContactSensorData, ContactSensorHandle, ContactSensorInterface, ForceTorqueSensorData,
+    ForceTorqueSensorHandle, ForceTorqueSensorInterface, ImuSensorData, ImuSensorHandle, ImuSensorInterface,
 )
 from rospy_control.testing.cm_rig import ControllerManagerRig
+from rospy_control.testing.robot_hw import JointsRobotHW
 
 URDF = """<?xml version="1.0"?>
 <robot name="test_robot">
@@ -30,21 +28,13 @@ URDF = """<?xml version="1.0"?>
 """
 
 
-class Robot(RobotHW):
+class Robot(JointsRobotHW):
     """Joints j1..j3 in state/position/velocity/effort interfaces (separate command fields per
     interface), an IMU, a force/torque sensor and two feet."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self.joints = {n: JointData() for n in ("j1", "j2", "j3")}
-        js, pj, vj, ej = JointStateInterface(), PositionJointInterface(), VelocityJointInterface(), \
-            EffortJointInterface()
-        for name, data in self.joints.items():
-            state = JointStateHandle(name, data)
-            js.register_handle(state)
-            pj.register_handle(JointHandle(state, data, "command_position"))
-            vj.register_handle(JointHandle(state, data, "command_velocity"))
-            ej.register_handle(JointHandle(state, data, "command_effort"))
+        super().__init__(("j1", "j2", "j3"))
+        self.joints = self.data
         self.imu = ImuSensorData(orientation=[0.0, 0.0, 0.0, 1.0], orientation_covariance=[0.1] * 9,
                                  angular_velocity=[0.1, 0.2, 0.3], angular_velocity_covariance=None,
                                  linear_acceleration=None)
@@ -57,7 +47,7 @@ class Robot(RobotHW):
         contact = ContactSensorInterface()
         for name, data in self.feet.items():
             contact.register_handle(ContactSensorHandle(name, name + "_frame", data))
-        for iface in (js, pj, vj, ej, imu, ft, contact):
+        for iface in (imu, ft, contact):
             self.register_interface(iface)
 
 

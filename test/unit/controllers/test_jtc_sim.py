@@ -22,13 +22,11 @@ from control_msgs.msg import (  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 from rospy_control.hardware_interface import (  # noqa: E402
-    EffortJointInterface, JointData, JointHandle, JointStateHandle, JointStateInterface,
-    PositionJointInterface,
-    PosVelAccJointHandle, PosVelAccJointInterface, PosVelJointHandle, PosVelJointInterface, RobotHW,
-    VelocityJointInterface,
+    JointData, PosVelAccJointHandle, PosVelAccJointInterface, PosVelJointHandle, PosVelJointInterface,
 )
 from rospy_control.testing import InMemoryActionClient  # noqa: E402
 from rospy_control.testing.cm_rig import ControllerManagerRig  # noqa: E402
+from rospy_control.testing.robot_hw import JointsRobotHW  # noqa: E402
 
 CONT_URDF_JOINT = '<joint name="{n}" type="continuous"><parent link="l{i}"/><child link="l{j}"/></joint>'
 REV_URDF_JOINT = ('<joint name="{n}" type="revolute"><parent link="l{i}"/><child link="l{j}"/>'
@@ -46,38 +44,30 @@ def make_urdf(joints: Dict[str, str]) -> str:
     return f'<?xml version="1.0" encoding="utf-8"?>\n<robot name="sim">{links}{body}{trans}</robot>'
 
 
-class SimRobot(RobotHW):
+class SimRobot(JointsRobotHW):
     """Joints in all command interfaces; :meth:`step` integrates the selected dynamics."""
 
     def __init__(self, names: Sequence[str], mode: str = "position", tau: float = 0.01,
                  positions: Optional[Sequence[float]] = None) -> None:
-        super().__init__()
+        super().__init__(names, initial_positions=positions)
         self.names = list(names)
         self.mode = mode
         self.tau = tau
         self.speed = 1.0
-        self.state: Dict[str, JointData] = {}
+        self.state: Dict[str, JointData] = self.data
         self.pv: Dict[str, JointData] = {}
         self.pva: Dict[str, JointData] = {}
         self.stuck: Dict[str, bool] = {n: False for n in names}
         self.wall: Dict[str, Optional[float]] = {n: None for n in names}
-        js, pj, vj, ej = JointStateInterface(), PositionJointInterface(), VelocityJointInterface(), \
-            EffortJointInterface()
         pvi, pvai = PosVelJointInterface(), PosVelAccJointInterface()
-        for k, name in enumerate(self.names):
-            x0 = 0.0 if positions is None else float(positions[k])
-            data = JointData(position=x0, command_position=x0)
-            self.state[name] = data
+        for name in self.names:
+            x0 = self.state[name].position
             self.pv[name] = JointData(command_position=x0)
             self.pva[name] = JointData(command_position=x0)
-            st = JointStateHandle(name, data)
-            js.register_handle(st)
-            pj.register_handle(JointHandle(st, data, "command_position"))
-            vj.register_handle(JointHandle(st, data, "command_velocity"))
-            ej.register_handle(JointHandle(st, data, "command_effort"))
+            st = self.js.get_handle(name)
             pvi.register_handle(PosVelJointHandle(st, self.pv[name]))
             pvai.register_handle(PosVelAccJointHandle(st, self.pva[name]))
-        for iface in (js, pj, vj, ej, pvi, pvai):
+        for iface in (pvi, pvai):
             self.register_interface(iface)
 
     def positions(self) -> List[float]:

@@ -20,21 +20,12 @@ from rospy_control.hardware_interface import (
     SwitchState,
     VelocityJointInterface,
 )
+from rospy_control.testing.robot_hw import JointsRobotHW
 
 
 def make_hw(joints=("j1", "j2")):
-    hw = RobotHW()
-    state, pos = JointStateInterface(), PositionJointInterface()
-    hw.data = {}
-    for name in joints:
-        data = JointData()
-        hw.data[name] = data
-        sh = JointStateHandle(name, data)
-        state.register_handle(sh)
-        pos.register_handle(JointHandle(sh))
-    hw.register_interface(state)
-    hw.register_interface(pos)
-    return hw
+    """A RobotHW (nothing overridden) with ``joints`` in the JointState and PositionJoint interfaces."""
+    return JointsRobotHW(joints, {PositionJointInterface: "command"})
 
 
 def info(name, *claims):
