@@ -42,19 +42,20 @@ from rospy_control.middleware.units.base import (
 from rospy_control.middleware.units.motors import WATCHDOG_MODES, ControlMode, Motor, MotorState
 from rospy_control.middleware.units.sensors import (
     CanSensor, ContactSensor, ContactState, Encoder, EncoderState, ForceTorqueSensor, ForceTorqueState,
-    ImuSensor, ImuState,
+    ImuSensor, ImuState, SensorAttribute,
 )
 
 __all__ = [
     "ControlMode", "HardwareUnit", "UnitGroup", "CanUnit", "Motor", "Encoder", "ImuSensor",
     "ContactSensor", "ForceTorqueSensor", "MotorState", "EncoderState", "ImuState", "ContactState",
-    "ForceTorqueState", "SharedReply", "WATCHDOG_MODES", "miss_limit", "CanSensor", "frame_bits",
+    "ForceTorqueState", "SharedReply", "WATCHDOG_MODES", "miss_limit", "CanSensor", "SensorAttribute",
+    "frame_bits",
 ]
 
 # The classes are documented, named in messages ("does not derive from ...") and pickled under this
 # package, whichever of its modules defines them.
 for _cls in (HardwareUnit, UnitGroup, CanUnit, SharedReply, ControlMode, Motor, MotorState, CanSensor,
              Encoder, EncoderState, ImuSensor, ImuState, ContactSensor, ContactState, ForceTorqueSensor,
-             ForceTorqueState):
+             ForceTorqueState, SensorAttribute):
     _cls.__module__ = __name__
 del _cls

@@ -3,7 +3,7 @@
 state records."""
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Tuple
+from typing import Callable, NamedTuple, Optional, Tuple
 
 import can
 
@@ -72,12 +72,24 @@ class ForceTorqueState(NamedTuple):
     fault_time: float = 0.0
 
 
+class SensorAttribute(NamedTuple):
+    """An XML attribute of a sensor type, read into the constructor argument of the same name."""
+
+    name: str
+    convert: Callable[[str], object]
+    default: object
+    check: Callable[[object], bool]
+    expected: str
+
+
 class CanSensor(CanUnit):
     """Base of sensors speaking :mod:`rospy_control.middleware.protocols.sensors`."""
 
     FRAMES_PER_POLL = 1
     REPLY_DLC = 8
     UNIT_KIND = "sensor"
+    #: the sensor type's own XML attributes, read by :meth:`_read_attributes`
+    ATTRIBUTES: Tuple[SensorAttribute, ...] = ()
 
     def __init__(self, name: str, can_id: int, reply_id: Optional[int] = None, frame_id: str = "",
                  fault_timeout: Optional[float] = None) -> None:
@@ -103,8 +115,9 @@ class CanSensor(CanUnit):
 
     @classmethod
     def _read_attributes(cls, r: AttributeReader) -> dict:
-        """The sensor type's own XML attributes (constructor keyword arguments)."""
-        return {}
+        """The sensor type's own XML attributes (constructor keyword arguments): :attr:`ATTRIBUTES`."""
+        return {a.name: r.get(a.name, a.convert, a.default, check=a.check, expected=a.expected)
+                for a in cls.ATTRIBUTES}
 
     def reply_ids(self) -> Tuple[int, ...]:
         return tuple(range(self.reply_id, self.reply_id + self.FRAMES_PER_POLL))
@@ -160,6 +173,11 @@ class Encoder(CanSensor):
 
     DEFAULT_COUNTS_PER_REV = 16384
     DEFAULT_VELOCITY_RANGE = 100.0
+    ATTRIBUTES = (
+        SensorAttribute("counts_per_rev", to_int, DEFAULT_COUNTS_PER_REV, positive, "a positive integer"),
+        SensorAttribute("velocity_range", to_float, DEFAULT_VELOCITY_RANGE, positive,
+                        "a positive number (rad/s)"),
+    )
 
     def __init__(self, name: str, can_id: int, counts_per_rev: int = DEFAULT_COUNTS_PER_REV,
                  velocity_range: float = DEFAULT_VELOCITY_RANGE, **kw) -> None:
@@ -169,15 +187,6 @@ class Encoder(CanSensor):
         self._pos = 0.0
         self._vel = 0.0
         self._state = self._end_state()
-
-    @classmethod
-    def _read_attributes(cls, r: AttributeReader) -> dict:
-        kw = {}
-        kw["counts_per_rev"] = r.get("counts_per_rev", to_int, cls.DEFAULT_COUNTS_PER_REV, check=positive,
-                                     expected="a positive integer")
-        kw["velocity_range"] = r.get("velocity_range", to_float, cls.DEFAULT_VELOCITY_RANGE, check=positive,
-                                     expected="a positive number (rad/s)")
-        return kw
 
     def _decode(self, index: int, data) -> None:
         self._pos, self._vel, flags = sensors.decode_encoder(data, self.counts_per_rev, self.velocity_range)
@@ -204,6 +213,16 @@ class ImuSensor(CanSensor):
     DEFAULT_ORIENTATION_VARIANCE = 1e-4
     DEFAULT_ANGULAR_VELOCITY_VARIANCE = 1e-5
     DEFAULT_LINEAR_ACCELERATION_VARIANCE = 1e-3
+    ATTRIBUTES = (
+        SensorAttribute("gyro_range", to_float, DEFAULT_GYRO_RANGE, positive, "a positive number"),
+        SensorAttribute("accel_range", to_float, DEFAULT_ACCEL_RANGE, positive, "a positive number"),
+        SensorAttribute("orientation_variance", to_float, DEFAULT_ORIENTATION_VARIANCE, non_negative,
+                        "a number >= 0"),
+        SensorAttribute("angular_velocity_variance", to_float, DEFAULT_ANGULAR_VELOCITY_VARIANCE,
+                        non_negative, "a number >= 0"),
+        SensorAttribute("linear_acceleration_variance", to_float, DEFAULT_LINEAR_ACCELERATION_VARIANCE,
+                        non_negative, "a number >= 0"),
+    )
 
     def __init__(self, name: str, can_id: int, gyro_range: float = DEFAULT_GYRO_RANGE,
                  accel_range: float = DEFAULT_ACCEL_RANGE,
@@ -221,18 +240,6 @@ class ImuSensor(CanSensor):
         self._a = (0.0, 0.0, 0.0)
         self._temp: Optional[float] = None
         self._state = self._end_state()
-
-    @classmethod
-    def _read_attributes(cls, r: AttributeReader) -> dict:
-        kw = {}
-        for attr, default in (("gyro_range", cls.DEFAULT_GYRO_RANGE),
-                              ("accel_range", cls.DEFAULT_ACCEL_RANGE)):
-            kw[attr] = r.get(attr, to_float, default, check=positive, expected="a positive number")
-        for attr, default in (("orientation_variance", cls.DEFAULT_ORIENTATION_VARIANCE),
-                              ("angular_velocity_variance", cls.DEFAULT_ANGULAR_VELOCITY_VARIANCE),
-                              ("linear_acceleration_variance", cls.DEFAULT_LINEAR_ACCELERATION_VARIANCE)):
-            kw[attr] = r.get(attr, to_float, default, check=non_negative, expected="a number >= 0")
-        return kw
 
     def _decode(self, index: int, data) -> None:
         if index == 0:
@@ -261,6 +268,9 @@ class ContactSensor(CanSensor):
     REPLY_DLC = 4
 
     DEFAULT_FORCE_RANGE = 1000.0
+    ATTRIBUTES = (
+        SensorAttribute("force_range", to_float, DEFAULT_FORCE_RANGE, positive, "a positive number (N)"),
+    )
 
     def __init__(self, name: str, can_id: int, force_range: float = DEFAULT_FORCE_RANGE, **kw) -> None:
         super().__init__(name, can_id, **kw)
@@ -268,13 +278,6 @@ class ContactSensor(CanSensor):
         self._contact = False
         self._force = 0.0
         self._state = self._end_state()
-
-    @classmethod
-    def _read_attributes(cls, r: AttributeReader) -> dict:
-        kw = {}
-        kw["force_range"] = r.get("force_range", to_float, cls.DEFAULT_FORCE_RANGE, check=positive,
-                                  expected="a positive number (N)")
-        return kw
 
     def _decode(self, index: int, data) -> None:
         self._contact, self._force, err = sensors.decode_contact(data, self.force_range)
@@ -295,6 +298,10 @@ class ForceTorqueSensor(CanSensor):
 
     DEFAULT_FORCE_RANGE = 500.0
     DEFAULT_TORQUE_RANGE = 50.0
+    ATTRIBUTES = (
+        SensorAttribute("force_range", to_float, DEFAULT_FORCE_RANGE, positive, "a positive number"),
+        SensorAttribute("torque_range", to_float, DEFAULT_TORQUE_RANGE, positive, "a positive number"),
+    )
 
     def __init__(self, name: str, can_id: int, force_range: float = DEFAULT_FORCE_RANGE,
                  torque_range: float = DEFAULT_TORQUE_RANGE, **kw) -> None:
@@ -304,15 +311,6 @@ class ForceTorqueSensor(CanSensor):
         self._f = (0.0, 0.0, 0.0)
         self._t = (0.0, 0.0, 0.0)
         self._state = self._end_state()
-
-    @classmethod
-    def _read_attributes(cls, r: AttributeReader) -> dict:
-        kw = {}
-        kw["force_range"] = r.get("force_range", to_float, cls.DEFAULT_FORCE_RANGE, check=positive,
-                                  expected="a positive number")
-        kw["torque_range"] = r.get("torque_range", to_float, cls.DEFAULT_TORQUE_RANGE, check=positive,
-                                   expected="a positive number")
-        return kw
 
     def _decode(self, index: int, data) -> None:
         if index == 0:
