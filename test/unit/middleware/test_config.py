@@ -202,3 +202,50 @@ def test_documented_example_loads_and_runs():
         assert not mw.faults()
         assert snap["lf_foot_contact"].in_contact
         assert snap["lf_knee_encoder"].position == pytest.approx(-1.4, abs=0.01)
+
+
+def _doc_default(text: str, heading: str, attribute: str) -> str:
+    """The default column of ``attribute``'s row in the table under ``heading`` of the XML schema doc."""
+    section = text.split(heading, 1)[1].split("\n#", 1)[0]
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells[0] == f"`{attribute}`":
+            return cells[1]
+    raise AssertionError(f"no row for '{attribute}' under '{heading}'")
+
+
+def test_documented_defaults_are_the_code_defaults():
+    """docs/hardware_xml.md states the defaults the classes define once, as DEFAULT_* constants."""
+    import os
+    import re
+    from rospy_control.middleware import CanChannel, ImuSensor
+    from rospy_control.middleware.simulation import SimulationSettings
+    from rospy_control.middleware.units import Encoder, ForceTorqueSensor
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "hardware_xml.md")
+    with open(path, encoding="utf-8") as stream:
+        text = stream.read()
+    hardware, channel, motor = "### `<hardware>`", "### `<channel>`", "### `rospy_control/Motor`"
+    assert float(_doc_default(text, hardware, "rate")) == CanChannel.DEFAULT_RATE
+    assert float(_doc_default(text, hardware, "command_timeout")) == CanChannel.DEFAULT_COMMAND_TIMEOUT
+    for attribute in ("bitrate", "master_id", "reply_window", "fault_timeout", "max_bus_load"):
+        documented = float(_doc_default(text, channel, attribute))
+        assert documented == getattr(CanChannel, "DEFAULT_" + attribute.upper()), attribute
+    documented = _doc_default(text, channel, "command_timeout")
+    assert documented.endswith(f"else {CanChannel.DEFAULT_COMMAND_TIMEOUT}")
+    for attribute in ("direction", "zero_offset", "reply_dlc", "max_temperature", "firmware_timeout"):
+        documented = float(_doc_default(text, motor, attribute))
+        assert documented == getattr(Motor, "DEFAULT_" + attribute.upper()), attribute
+    assert _doc_default(text, motor, "watchdog_mode") == f"`{Motor.DEFAULT_WATCHDOG_MODE}`"
+    gains = [float(g) for g in _doc_default(text, motor, "<gains>").split("/")]
+    assert gains == [Motor.DEFAULT_POSITION_KP, Motor.DEFAULT_POSITION_KD, Motor.DEFAULT_VELOCITY_KD]
+    # sensors and <simulation>: "`attribute` (default unit)" in the prose and the sensor table
+    for cls in (ImuSensor, ContactSensor, ForceTorqueSensor, Encoder):
+        row = next(line for line in text.splitlines() if line.startswith(f"| `{cls.TYPE_NAME}` |"))
+        for a in cls.ATTRIBUTES:
+            found = re.search(rf"`{a.name}` \(([0-9.e+-]+)", row)
+            assert found is not None and float(found.group(1)) == a.default, (cls.TYPE_NAME, a.name)
+    simulation = text.split("`<simulation>` (optional, inside `<channel>`)", 1)[1].split("\n\n", 1)[0]
+    assert f"`enabled` ({str(SimulationSettings.DEFAULT_ENABLED).lower()})" in simulation
+    assert float(re.search(r"`rate` \(([0-9.]+)", simulation).group(1)) == SimulationSettings.DEFAULT_RATE
+    latency = float(re.search(r"`latency` \(([0-9.]+)", simulation).group(1))
+    assert latency == SimulationSettings.DEFAULT_LATENCY
