@@ -76,9 +76,10 @@ simulated motor received: command count, largest position step), ``mw.reset_simu
 Modules
 -------
 ``protocols.mit`` (MIT codec: ``pack_command``, ``unpack_reply``, ...), ``protocols.sensors`` (our
-sensor frames), ``config`` (XML -> plain data), ``units``, ``channel`` (CanChannel + thread),
-``simulation``, ``middleware``, ``timing`` (host-lateness judgement of each cycle), ``events`` (the
-event log), ``hw_check`` (the ``scripts/hw_check`` tool).  New unit types: subclass
+sensor frames), ``config`` (XML -> plain data), ``units`` (``base``: HardwareUnit, UnitGroup,
+CanUnit; ``motors``; ``sensors``), ``channel`` (CanChannel + thread), ``simulation`` (``base``,
+``motor``, ``sensors``, ``firmware``), ``middleware``, ``timing`` (host-lateness judgement of each
+cycle), ``events`` (the event log), ``hw_check`` (the ``scripts/hw_check`` tool).  New unit types: subclass
 :class:`~.units.CanUnit`, implement ``from_info`` and the channel contract (its docstring), and either
 register it in ``UNIT_TYPES`` or name it ``module:Class`` in the XML.
 """
