@@ -17,24 +17,13 @@ from rospy_control.adapter.tools.controller_manager_interface import (
     ControllerManagerClient,
     ControllerManagerUnavailable,
 )
-from rospy_control.controller_interface import (
-    Controller,
-    MultiInterfaceController,
-    NodeHandleError,
-)
-from rospy_control.controller_interface import ControllerBase
+from rospy_control.controller_interface import ControllerBase, NodeHandleError
 from rospy_control.controller_manager import ControllerManager
-from rospy_control.hardware_interface import (
-    EffortJointInterface,
-    JointData,
-    JointHandle,
-    JointStateHandle,
-    JointStateInterface,
-    RobotHW,
-    VelocityJointInterface,
-)
+from rospy_control.hardware_interface import EffortJointInterface, JointStateInterface, VelocityJointInterface
 from rospy_control.plugins import Registry
 from rospy_control.testing import InMemoryGraph, InMemoryNodeHandle
+from rospy_control.testing.controllers import EffortTestController, StateTestController, VelEffController
+from rospy_control.testing.robot_hw import JointsRobotHW
 
 JOINTS = ("joint1", "joint2", "joint3")
 EFFORT = EffortJointInterface.TYPE_NAME
@@ -42,18 +31,12 @@ VELOCITY = VelocityJointInterface.TYPE_NAME
 STATE = JointStateInterface.TYPE_NAME
 
 
-class SmallRobotHW(RobotHW):
+class SmallRobotHW(JointsRobotHW):
+    """joint1..3 in the JointState and Effort/Velocity joint interfaces; counts reads and writes."""
+
     def __init__(self) -> None:
-        super().__init__()
-        self.data = {n: JointData() for n in JOINTS}
-        self.js, self.ej, self.vj = JointStateInterface(), EffortJointInterface(), VelocityJointInterface()
-        for name, data in self.data.items():
-            state = JointStateHandle(name, data)
-            self.js.register_handle(state)
-            self.ej.register_handle(JointHandle(state, data, "command_effort"))
-            self.vj.register_handle(JointHandle(state, data, "command_velocity"))
-        for iface in (self.js, self.ej, self.vj):
-            self.register_interface(iface)
+        super().__init__(JOINTS, {EffortJointInterface: "command_effort",
+                                  VelocityJointInterface: "command_velocity"})
         self.reads = 0
         self.writes = 0
 
@@ -64,47 +47,15 @@ class SmallRobotHW(RobotHW):
         self.writes += 1
 
 
-class EffortTest(Controller):
-    INTERFACE = EffortJointInterface
-
-    def init(self, hw, root_nh, controller_nh):
-        self.handles = [hw.get_handle(j) for j in controller_nh.get_param("joints", ["joint1", "joint2"])]
-        return True
-
-    def update(self, time, period):
-        for handle in self.handles:
-            handle.set_command(1.0)
-
-
-class StateTest(Controller):
-    INTERFACE = JointStateInterface
-
-    def init(self, hw, root_nh, controller_nh):
-        self.handles = [hw.get_handle(n) for n in hw.get_names()]
-        return True
-
-    def update(self, time, period):
-        pass
-
-
-class VelEff(MultiInterfaceController):
-    INTERFACES = (VelocityJointInterface, EffortJointInterface)
-
-    def init(self, robot_hw, root_nh, controller_nh):
-        robot_hw.get(VelocityJointInterface).get_handle("joint2")
-        robot_hw.get(VelocityJointInterface).get_handle("joint1")
-        robot_hw.get(EffortJointInterface).get_handle("joint3")
-        return True
-
-    def update(self, time, period):
-        pass
+class EffortTest(EffortTestController):
+    COMMAND = 1.0
 
 
 def make_registry() -> Registry:
     registry = Registry("controller type", ControllerBase)
     registry.register("test/EffortTest", EffortTest)
-    registry.register("test/StateTest", StateTest)
-    registry.register("test/VelEff", VelEff)
+    registry.register("test/StateTest", StateTestController)
+    registry.register("test/VelEff", VelEffController)
     return registry
 
 
