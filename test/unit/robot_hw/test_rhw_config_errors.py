@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from rospy_control.exceptions import ConfigError
+from rospy_control.exceptions import ConfigError, HardwareInterfaceError
 from rospy_control.hardware_interface import PositionJointInterface
 from rospy_control.middleware import Middleware
 from rospy_control.robot_hw import MiddlewareRobotHW
@@ -154,6 +154,10 @@ def test_nothing_half_starts_on_a_config_error():
         hw.configure(mw, ARM_URDF, {"joint_limits": {"elbow_joint": {"has_velocity_limits": True,
                                                                      "max_velocity": 0.0}}})
     assert hw.get_names() == []  # no partial registration
+    assert hw.joint_names() == [] and hw.actuator_names() == []
+    with pytest.raises(HardwareInterfaceError, match="not configured"):
+        hw.transmission_loader
     hw.configure(mw, ARM_URDF)   # and it can be configured again
     assert len(hw.joint_names()) == 7
+    assert hw.transmission_loader.get_data().robot_hw is hw  # built on the side, then adopted whole
     mw.shutdown()
