@@ -2,9 +2,9 @@
 
 :func:`parse_hardware_xml` turns the document into :class:`HardwareInfo` holding
 :class:`ChannelInfo` and :class:`UnitInfo` records that remember file and line of every element.
-Phase 2 (:class:`~.middleware.Middleware`) resolves the ``type`` strings and lets each class read its attributes with
-:class:`AttributeReader`, which raises :class:`~rospy_control.exceptions.ConfigError` messages of the
-form ``file:line: <unit name='x'>: attribute 'can_id'='abc': expected an integer``.
+Phase 2 (:class:`~.middleware.Middleware`) resolves the ``type`` strings and lets each class read its
+attributes with :class:`AttributeReader`, which raises :class:`~rospy_control.exceptions.ConfigError`
+messages of the form ``file:line: <unit name='x'>: attribute 'can_id'='abc': expected an integer``.
 
 The schema is documented in ``docs/hardware_xml.md``.
 """
