@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Every test: the ROS-free pytest suite, then the rostests. Exits non-zero on any failure and ends
-# with one plain 'N passed, N failed' line covering both.
+# Every test: the ROS-free pytest suite, the rostests, then test/install (rosrun/roscd, and the install
+# space). Exits non-zero on any failure and ends with one plain 'N passed, N failed' line covering all.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -13,6 +13,13 @@ unit_rc=$?
 
 tools/run_rostests.sh
 ros_rc=$?
+
+# The commands users type (rosrun, roscd) and the install space (catkin_make install, then
+# roslaunch from it alone): one pass or fail each.
+extra_passed=0; extra_failed=0
+for check in test/install/ros_commands.sh test/install/install_space.sh; do
+  if "$check"; then extra_passed=$((extra_passed + 1)); else extra_failed=$((extra_failed + 1)); fi
+done
 
 read -r unit_passed unit_failed < <(/usr/bin/python3 - <<'PYEOF'
 import xml.etree.ElementTree as ET
@@ -28,9 +35,9 @@ print(t - f - k, f)
 PYEOF
 )
 read -r ros_tests ros_bad_files < .ws/test_logs/rostest.counts || { ros_tests=0; ros_bad_files=1; }
-passed=$((unit_passed + ros_tests))
-failed=$((unit_failed + ros_bad_files))
+passed=$((unit_passed + ros_tests + extra_passed))
+failed=$((unit_failed + ros_bad_files + extra_failed))
 if [ "$unit_rc" -ne 0 ] && [ "$unit_failed" -eq 0 ]; then failed=$((failed + 1)); fi
-echo "unit: exit $unit_rc; rostest: exit $ros_rc"
+echo "unit: exit $unit_rc; rostest: exit $ros_rc; test/install: $extra_passed passed, $extra_failed failed"
 echo "$passed passed, $failed failed"
-[ "$unit_rc" -eq 0 ] && [ "$ros_rc" -eq 0 ]
+[ "$unit_rc" -eq 0 ] && [ "$ros_rc" -eq 0 ] && [ "$extra_failed" -eq 0 ]

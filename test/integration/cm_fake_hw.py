@@ -25,13 +25,11 @@ from typing import Dict, Optional, Sequence
 from rospy_control.hardware_interface import (
     EffortJointInterface,
     JointData,
-    JointHandle,
     JointStateHandle,
-    JointStateInterface,
     PositionJointInterface,
-    RobotHW,
     VelocityJointInterface,
 )
+from rospy_control.testing.robot_hw import JointsRobotHW
 
 POSITION = PositionJointInterface.TYPE_NAME
 VELOCITY = VelocityJointInterface.TYPE_NAME
@@ -43,7 +41,7 @@ def wave(t: float):
     return math.sin(t), math.cos(t), -math.sin(t)
 
 
-class FakeRobotHW(RobotHW):
+class FakeRobotHW(JointsRobotHW):
     """See the module docstring.
 
     :param joints: actuated joint names.
@@ -55,34 +53,18 @@ class FakeRobotHW(RobotHW):
     def __init__(self, joints: Sequence[str] = ("joint1", "joint2", "joint3"),
                  wave_joints: Sequence[str] = ("wave_joint",),
                  initial_positions: Optional[Sequence[float]] = None, damping: float = 1.0) -> None:
-        super().__init__()
+        # the actuated joints, each interface with its own command field
+        super().__init__(joints, initial_positions=initial_positions)
         self.joints = list(joints)
         self.wave_joints = list(wave_joints)
         self.damping = damping
-        positions = list(initial_positions or [0.0] * len(self.joints))
-        self.data: Dict[str, JointData] = {}
-        self.mode: Dict[str, Optional[str]] = {}
+        self.mode: Dict[str, Optional[str]] = {name: None for name in self.joints}
         #: Time of the previous read() (None before the first).
         self.last_read: Optional[float] = None
-        self.js = JointStateInterface()
-        self.pj = PositionJointInterface()
-        self.vj = VelocityJointInterface()
-        self.ej = EffortJointInterface()
-        for name, position in zip(self.joints, positions):
-            data = JointData(position=float(position), command_position=float(position))
-            self.data[name] = data
-            self.mode[name] = None
-            state = JointStateHandle(name, data)
-            self.js.register_handle(state)
-            self.pj.register_handle(JointHandle(state, data, "command_position"))
-            self.vj.register_handle(JointHandle(state, data, "command_velocity"))
-            self.ej.register_handle(JointHandle(state, data, "command_effort"))
         for name in self.wave_joints:
             data = JointData()
             self.data[name] = data
             self.js.register_handle(JointStateHandle(name, data))
-        for iface in (self.js, self.pj, self.vj, self.ej):
-            self.register_interface(iface)
 
     def do_switch(self, start_list, stop_list) -> None:
         for info in stop_list:
