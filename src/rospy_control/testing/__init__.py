@@ -5,7 +5,14 @@
   memory, so controllers and the controller manager run in unit tests without a ROS master;
 * :mod:`.in_memory_actions` -- its actionlib part: :class:`InMemoryActionServer`, goal handles,
   :class:`InMemoryActionClient` / :class:`ClientGoal` and the :class:`GoalStatus` constants;
-* :mod:`.wait` -- :func:`wait_until`, polling a condition with a timeout.
+* :mod:`.wait` -- :func:`wait_until`, polling a condition with a timeout;
+* :mod:`.robot_hw` -- ``JointsRobotHW``, plain joints in the joint interfaces, base of the fake robots;
+* :mod:`.cm_rig` -- ``ControllerManagerRig``: robot + in-memory graph + controller manager, driven
+  cycle by cycle (switches run in a thread while the test plays the loop);
+* :mod:`.controllers` -- test controllers (ros_control's controller_manager_tests plugins).
+
+The last three are imported from their modules (they pull in the controller manager and
+hardware_interface).
 
 Like the rest of the core it imports neither rospy nor actionlib (``test/unit/test_ros_free.py``).
 """
