@@ -8,10 +8,10 @@ from rospy_control.controller_interface import (
 )
 from rospy_control.exceptions import ControllerError, HardwareInterfaceError
 from rospy_control.hardware_interface import (
-    EffortJointInterface, JointData, JointHandle, JointStateHandle, JointStateInterface,
-    PositionJointInterface, RobotHW, VelocityJointInterface,
+    EffortJointInterface, JointStateInterface, PositionJointInterface, VelocityJointInterface,
 )
 from rospy_control.testing import InMemoryNodeHandle
+from rospy_control.testing.robot_hw import JointsRobotHW
 
 
 class Recorder(Controller):
@@ -43,17 +43,11 @@ class Recorder(Controller):
 
 
 def make_hw(position=False):
-    hw = RobotHW()
-    js, ej = JointStateInterface(), EffortJointInterface()
-    vj, pj = VelocityJointInterface(), PositionJointInterface()
-    for name in ("j1", "j2", "j3"):
-        state = JointStateHandle(name, JointData())
-        js.register_handle(state)
-        for iface in (ej, vj, pj):
-            iface.register_handle(JointHandle(state))
-    for iface in (js, ej, vj) + ((pj,) if position else ()):
-        hw.register_interface(iface)
-    return hw
+    """j1..j3 in the JointState, Effort and Velocity (and Position) interfaces, one command field."""
+    interfaces = [EffortJointInterface, VelocityJointInterface]
+    if position:
+        interfaces.append(PositionJointInterface)
+    return JointsRobotHW(("j1", "j2", "j3"), {iface: "command" for iface in interfaces})
 
 
 @pytest.fixture
