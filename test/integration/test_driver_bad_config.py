@@ -136,7 +136,7 @@ class DriverBadConfigTest(unittest.TestCase):
                 out = log.read()
         out = out.decode(errors="replace")
         self.assertEqual(proc.returncode, 0, out)
-        self.assertRegex(out, r"closed \(7 exit-motor-mode frames sent\)")
+        self.assertRegex(out, r"closed \(7 exit-motor-mode frames sent, 7 answered\)")
         self.assertIn("driver: shut down cleanly", out)
         self.assertNotIn("Traceback", out)
 

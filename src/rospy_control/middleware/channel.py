@@ -97,8 +97,10 @@ class CanChannel:
     TYPE_NAME = "rospy_control/CanChannel"
     #: join timeout for the thread at shutdown (seconds)
     JOIN_TIMEOUT = 2.0
-    #: how long shutdown waits for replies to the exit-motor-mode frames (seconds)
-    EXIT_REPLY_WAIT = 0.02
+    #: the longest shutdown waits for the replies to the exit-motor-mode frames (seconds); it returns as
+    #: soon as every motor answered.  Generous: on a busy host the firmware's answer (or, simulated, the
+    #: firmware thread itself) can take a few hundred ms, and a motor left in motor mode is worse.
+    EXIT_REPLY_WAIT = 0.5
     #: seconds between two host-stall log records of one channel
     STALL_LOG_PERIOD = 5.0
     # Defaults of the constructor's arguments, which are also the hardware XML's (docs/hardware_xml.md).
@@ -362,7 +364,8 @@ class CanChannel:
             except (can.CanError, OSError) as err:  # pragma: no cover - adapter specific
                 logger.warning("channel '%s': error while closing the bus: %s", self.name, err)
             self._bus = None
-            logger.info("channel '%s': closed (%d exit-motor-mode frames sent)", self.name, sent)
+            logger.info("channel '%s': closed (%d exit-motor-mode frames sent, %d answered)", self.name,
+                        sent, got)
         self._closed = True
 
     def check(self) -> None:
