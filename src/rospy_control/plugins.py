@@ -14,7 +14,7 @@ for an unknown name, an import failure, a missing class and a wrong base class.
 from __future__ import annotations
 
 import importlib
-from typing import Dict, List, Optional, Type
+from typing import Any, Dict, List, Optional, Type
 
 from rospy_control.exceptions import PluginError
 
@@ -84,7 +84,7 @@ class Registry:
             raise PluginError(
                 f"{prefix}{self.kind} '{type_name}': cannot import module '{module_name}': {err}"
             ) from err
-        obj = module
+        obj: Any = module
         for part in class_name.split("."):
             obj = getattr(obj, part, None)
             if obj is None:

@@ -61,7 +61,7 @@ import importlib
 import sys
 import threading
 import time as _time
-from typing import Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Any, Iterable, List, Optional, Sequence, Set, Tuple
 
 from rospy_control.controller_interface.controller_base import ControllerBase, ControllerState
 from rospy_control.controller_interface.node_handle import NodeHandle
@@ -70,6 +70,7 @@ from rospy_control.controller_manager.records import (
     BEST_EFFORT, STRICT, ControllerDescription, ControllerSpec, ControllerStatistics,
     HardwareInterfaceResources, Result, UpdateStats,
 )
+from rospy_control.controller_manager.records import PendingSwitch as _Switch
 from rospy_control.exceptions import PluginError
 from rospy_control.hardware_interface import ControllerInfo, SwitchState
 from rospy_control.log import Throttle, get_logger
@@ -82,31 +83,8 @@ __all__ = [
     "ControllerStatistics", "ControllerSpec", "ControllerManager",
 ]
 
-_DEFAULT = object()
-
-
-class _Switch:
-    """A switch armed by the non-RT side and applied by :meth:`ControllerManager.update`."""
-
-    __slots__ = ("start", "stop", "hw_start", "hw_stop", "start_asap", "timeout", "init_time",
-                 "hw_started", "resolved", "finished", "done", "outcome")
-
-    def __init__(self, start: List[ControllerSpec], stop: List[ControllerSpec],
-                 hw_start: List[ControllerInfo], hw_stop: List[ControllerInfo], start_asap: bool,
-                 timeout: float, init_time: float) -> None:
-        self.start = start
-        self.stop = stop
-        self.hw_start = hw_start
-        self.hw_stop = hw_stop
-        self.start_asap = start_asap
-        self.timeout = timeout
-        self.init_time = init_time
-        self.hw_started = False
-        self.resolved: Set[int] = set()  # start_asap: ids of specs started or aborted by this switch
-        self.finished = False
-        self.done = threading.Event()
-        #: set by a cancellation (wall-clock limit, shutdown); None when the loop finished the switch
-        self.outcome: Optional[Result] = None
+#: "not given" for ``switch_wait_limit``, where None means "wait forever".
+_DEFAULT: Any = object()
 
 
 class ControllerManager:
@@ -129,7 +107,8 @@ class ControllerManager:
     SWITCH_POLL = 0.05
 
     def __init__(self, robot_hw, root_nh: NodeHandle, registry: Optional[Registry] = None,
-                 switch_wall_margin: Optional[float] = None, switch_wait_limit: object = _DEFAULT) -> None:
+                 switch_wall_margin: Optional[float] = None,
+                 switch_wait_limit: Optional[float] = _DEFAULT) -> None:
         self.robot_hw = robot_hw
         self.root_nh = root_nh
         self.registry = registry if registry is not None else CONTROLLER_TYPES

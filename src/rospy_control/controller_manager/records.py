@@ -4,11 +4,13 @@
 * :class:`Result` -- ``(ok, message)`` of load / unload / switch / reload;
 * :class:`ControllerDescription`, :class:`HardwareInterfaceResources` -- ``list_controllers`` entries;
 * :class:`ControllerStatistics` and :class:`UpdateStats` -- update-time statistics;
-* :class:`ControllerSpec` -- one loaded controller: info, instance, node handles, statistics.
+* :class:`ControllerSpec` -- one loaded controller: info, instance, node handles, statistics;
+* :class:`PendingSwitch` -- a switch between being armed and being applied by the control loop.
 """
 from __future__ import annotations
 
-from typing import List, NamedTuple
+import threading
+from typing import List, NamedTuple, Optional, Set
 
 from rospy_control.controller_interface.controller_base import ControllerBase
 from rospy_control.controller_interface.node_handle import NodeHandle
@@ -16,7 +18,7 @@ from rospy_control.hardware_interface import ControllerInfo
 
 __all__ = [
     "BEST_EFFORT", "STRICT", "Result", "HardwareInterfaceResources", "ControllerDescription",
-    "ControllerStatistics", "UpdateStats", "ControllerSpec",
+    "ControllerStatistics", "UpdateStats", "ControllerSpec", "PendingSwitch",
 ]
 
 #: ``controller_manager_msgs/SwitchController`` strictness constants.
@@ -112,3 +114,27 @@ class ControllerSpec:
         """Close every publisher/subscriber/service/action server the controller created."""
         self.controller_nh.shutdown()
         self.root_nh.shutdown()
+
+
+class PendingSwitch:
+    """A switch armed by ``ControllerManager.switch_controller`` and applied by its ``update``."""
+
+    __slots__ = ("start", "stop", "hw_start", "hw_stop", "start_asap", "timeout", "init_time",
+                 "hw_started", "resolved", "finished", "done", "outcome")
+
+    def __init__(self, start: List[ControllerSpec], stop: List[ControllerSpec],
+                 hw_start: List[ControllerInfo], hw_stop: List[ControllerInfo], start_asap: bool,
+                 timeout: float, init_time: float) -> None:
+        self.start = start
+        self.stop = stop
+        self.hw_start = hw_start
+        self.hw_stop = hw_stop
+        self.start_asap = start_asap
+        self.timeout = timeout
+        self.init_time = init_time
+        self.hw_started = False
+        self.resolved: Set[int] = set()  # start_asap: ids of specs started or aborted by this switch
+        self.finished = False
+        self.done = threading.Event()
+        #: set by a cancellation (wall-clock limit, shutdown); None when the loop finished the switch
+        self.outcome: Optional[Result] = None

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, List
+from typing import Any, List, Optional
 
 from rospy_control.exceptions import ConfigError
 
@@ -11,7 +11,7 @@ __all__ = ["required_param", "joint_list_param", "to_stamp", "PublishRate"]
 _MISSING = object()
 
 
-def required_param(nh, key: str, kind: type = None) -> Any:
+def required_param(nh, key: str, kind: Optional[type] = None) -> Any:
     """Read ``key`` from ``nh``; :class:`ConfigError` naming the parameter when absent or mistyped.
 
     :param kind: ``float`` accepts ints too; ``str`` / ``list`` are checked with isinstance.

@@ -177,11 +177,12 @@ class GripperActionController(Controller):
         new = _Goal(gh, self._nh.now())
         with self._lock:
             previous = self._command.goal
-            preempt = previous is not None and previous.active
-            if preempt:
+            if previous is not None and not previous.active:
+                previous = None                       # finished already: nothing to preempt
+            if previous is not None:
                 previous.active = False
             self._command = _Command(target, max_effort, new)
-        if preempt:
+        if previous is not None:
             result = self._result(self._data.position, self.computed_command, False, False)
             previous.handle.set_canceled(result, "preempted by a new goal")
 

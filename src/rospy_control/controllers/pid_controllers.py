@@ -71,6 +71,12 @@ def position_error(joint: UrdfJoint, current: float, command: float) -> float:
 
 
 class _StatePublishing:
+    """``state`` (``control_msgs/JointControllerState``) every :data:`STATE_DECIMATION` updates."""
+
+    pid: Pid
+    state_publisher: RealtimePublisher
+    loop_count: int
+
     def _init_state(self, controller_nh) -> None:
         self.state_publisher = RealtimePublisher(controller_nh, "state", joint_controller_state_class(), 1)
         self.loop_count = 0

@@ -19,7 +19,7 @@ Units: positions in rad (revolute) or m (prismatic), velocities in rad/s or m/s,
 from __future__ import annotations
 
 import enum
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Type
 
 from rospy_control.exceptions import HardwareInterfaceError
 
@@ -322,7 +322,7 @@ class ActuatorStateHandle(_StateHandle):
     _KIND = "actuator state handle"
 
 
-def _init_from_state(handle: _StateHandle, state_handle: Any, expected: type, command_data: Any,
+def _init_from_state(handle: _StateHandle, state_handle: Any, expected: Type[Any], command_data: Any,
                      fields: Sequence[str]) -> Any:
     if not isinstance(state_handle, expected):
         raise HardwareInterfaceError(

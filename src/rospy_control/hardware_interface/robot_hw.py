@@ -127,7 +127,7 @@ class InterfaceManager:
             return cached[1]  # type: ignore[return-value]
         combined = type(found[0]).combine(found)  # type: ignore[attr-defined]
         self._combined[type_name] = (key, combined)
-        return combined  # type: ignore[return-value]
+        return combined
 
     def get_names(self) -> List[str]:
         """``TYPE_NAME`` of every interface of this manager and its sub-managers, sorted."""

@@ -67,7 +67,8 @@ class _LimitsHandle:
                                    f"soft limits must be a SoftJointLimits, got {soft_limits!r}.")
         self._jh = joint_handle
         self._limits = limits
-        self._soft = soft_limits
+        # Checked above for the soft-limits handles; the others never read it.
+        self._soft = soft_limits if soft_limits is not None else SoftJointLimits()
 
     def _require(self, flag: str, what: str) -> None:
         if not getattr(self._limits, flag):

@@ -16,6 +16,19 @@ class JointLimits:
         "has_position_limits", "has_velocity_limits", "has_acceleration_limits", "has_jerk_limits",
         "has_effort_limits", "angle_wraparound",
     )
+    # Declared for type checkers; __init__ sets every slot.
+    min_position: float
+    max_position: float
+    max_velocity: float
+    max_acceleration: float
+    max_jerk: float
+    max_effort: float
+    has_position_limits: bool
+    has_velocity_limits: bool
+    has_acceleration_limits: bool
+    has_jerk_limits: bool
+    has_effort_limits: bool
+    angle_wraparound: bool
 
     def __init__(self, **values) -> None:
         for name in self.__slots__:

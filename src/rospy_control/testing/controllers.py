@@ -15,9 +15,12 @@ or register them in a :class:`~rospy_control.plugins.Registry` under names of yo
 """
 from __future__ import annotations
 
+from typing import Optional, Type
+
 from rospy_control.controller_interface import Controller, MultiInterfaceController
 from rospy_control.hardware_interface import (
     EffortJointInterface,
+    HardwareInterface,
     JointStateInterface,
     PositionJointInterface,
     VelocityJointInterface,
@@ -30,7 +33,7 @@ __all__ = ["EffortTestController", "VelocityTestController", "StateTestControlle
 class EffortTestController(Controller):
     """Claims param ``joints`` (default joint1, joint2) and commands :attr:`COMMAND` every update."""
 
-    INTERFACE = EffortJointInterface
+    INTERFACE: Optional[Type[HardwareInterface]] = EffortJointInterface
     #: Written to every claimed joint on each update.
     COMMAND = 0.0
 

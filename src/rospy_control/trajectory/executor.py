@@ -281,6 +281,8 @@ class TrajectoryExecutor:
         self._uptime = uptime
         self._time_data = (time, period, uptime)
         plan = self._plan
+        if plan is None:  # pragma: no cover - start() above always sets one
+            raise TrajectoryError("TrajectoryExecutor.update() without a plan")
         traj = plan.trajectory
         i, r = traj.sample_interval(uptime, self._power)
         pos = np.array(positions, dtype=float)
@@ -441,7 +443,9 @@ class TrajectoryExecutor:
         latest = self._latest
         uptime = self._time_data[2]
         desired = plan.trajectory.sample(uptime)
-        return self._hold_plan_from(uptime, latest[3], desired[0], desired[1], goal)
+        # Not running yet: nothing measured, so the hold starts from the desired state.
+        measured = latest[3] if latest is not None else np.full(self._n, np.nan)
+        return self._hold_plan_from(uptime, measured, desired[0], desired[1], goal)
 
     def _hold_plan_from(self, uptime: float, measured: np.ndarray, desired_pos: np.ndarray,
                         desired_vel: np.ndarray, goal: Optional[_Goal]) -> _Plan:
@@ -539,6 +543,8 @@ class TrajectoryExecutor:
 
         def on_swap(old: _Plan) -> None:
             goal = old.goal
+            if goal is None:  # pragma: no cover - has_goal() held for ``old``
+                return
             goal.active = False
             self._events.append(GoalEvent(goal.key, ABORTED, int(error_code), error_string,
                                           self._time_data[0]))

@@ -59,6 +59,8 @@ from typing import Optional, Sequence, Tuple
 
 import numpy as np
 
+from rospy_control.trajectory._typing import FloatSeq, IntSeq
+
 __all__ = [
     "ACCELERATION_LIMIT_FACTOR", "MAX_ACCELERATION", "MAX_POSITION", "MAX_TIME", "MAX_VELOCITY",
     "POSITION_TOLERANCE", "VELOCITY_LIMIT_FACTOR", "TrajectoryLimits",
@@ -145,8 +147,8 @@ class TrajectoryLimits:
         return len(self.joint_names)
 
     # ------------------------------------------------------------------------------ point checks
-    def violation(self, kind: str, values: np.ndarray, joints: Sequence[int],
-                  point_indices: Optional[Sequence[int]] = None) -> Optional[str]:
+    def violation(self, kind: str, values: np.ndarray, joints: IntSeq,
+                  point_indices: Optional[IntSeq] = None) -> Optional[str]:
         """Why ``values`` break the rules (the first offending value, by point then joint), or None.
 
         :param kind: ``"position"``, ``"velocity"`` or ``"acceleration"``.
@@ -203,7 +205,7 @@ class TrajectoryLimits:
                     & (np.abs(v) <= self.velocity_bound))
 
     def start_state(self, desired_positions: np.ndarray, desired_velocities: np.ndarray,
-                    measured_positions: Optional[np.ndarray]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+                    measured_positions: Optional[FloatSeq]) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
         """State a hold, stop ramp or bridge starts from: ``(positions, velocities, usable)``.
 
         Per joint: the desired state when :meth:`usable`.  Otherwise the measured position at rest,

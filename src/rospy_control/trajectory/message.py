@@ -46,6 +46,7 @@ from typing import Any, List, Optional, Sequence
 import numpy as np
 
 from rospy_control.log import Throttle, get_logger
+from rospy_control.trajectory._typing import BoolSeq
 from rospy_control.trajectory.codes import INVALID_GOAL, INVALID_JOINTS
 from rospy_control.trajectory.limits import MAX_TIME, TrajectoryLimits
 from rospy_control.trajectory.segment import CUBIC, LINEAR, QUINTIC, TrajectoryError, spline_coefficients
@@ -268,7 +269,7 @@ class InitResult:
 
 
 def init_joint_trajectory(msg: Any, joint_names: Sequence[str], now: float, uptime: Optional[float] = None,
-                          current: Optional[Trajectory] = None, continuous: Optional[Sequence[bool]] = None,
+                          current: Optional[Trajectory] = None, continuous: Optional[BoolSeq] = None,
                           allow_partial_joints_goal: bool = False, limits: Optional[TrajectoryLimits] = None,
                           measured: Optional[Sequence[float]] = None) -> InitResult:
     """Build the trajectory to execute from ``msg`` (see the module docstring for the rules).
@@ -351,7 +352,7 @@ def init_joint_trajectory(msg: Any, joint_names: Sequence[str], now: float, upti
         starts = [t_pts[:-1]]
         ends = [t_pts[1:]]
         coefs = [new_coefs[:, c, :]]
-        if current is not None:
+        if current is not None and bridge_start is not None:   # (set together above)
             cur = current.joints[j]
             lo = max(cur.find(o_now), 0)
             hi = cur.find(t0)

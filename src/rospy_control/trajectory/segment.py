@@ -69,8 +69,8 @@ class PointState:
         dof = self.positions.shape[0]
         if dof == 0:
             raise TrajectoryError("A trajectory state needs at least one position")
-        self.velocities = None if _empty(velocities) else _vector(velocities, "velocities", dof)
-        self.accelerations = None if _empty(accelerations) else _vector(accelerations, "accelerations", dof)
+        self.velocities = _optional_vector(velocities, "velocities", dof)
+        self.accelerations = _optional_vector(accelerations, "accelerations", dof)
 
     @property
     def dof(self) -> int:
@@ -83,8 +83,9 @@ class PointState:
                 f"accelerations={None if self.accelerations is None else self.accelerations.tolist()})")
 
 
-def _empty(values: Optional[Sequence[float]]) -> bool:
-    return values is None or len(values) == 0
+def _optional_vector(values: Optional[Sequence[float]], what: str, dof: int) -> Optional[np.ndarray]:
+    """None for an unspecified (None or empty) field, else :func:`_vector`."""
+    return None if values is None or len(values) == 0 else _vector(values, what, dof)
 
 
 def _vector(values: Sequence[float], what: str, dof: Optional[int]) -> np.ndarray:

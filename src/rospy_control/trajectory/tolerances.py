@@ -28,6 +28,7 @@ from typing import Any, Iterable, List, Optional, Sequence
 import numpy as np
 
 from rospy_control.exceptions import ConfigError
+from rospy_control.trajectory._typing import BoolSeq
 
 DEFAULT_GOAL_TIME = 0.0
 DEFAULT_STOPPED_VELOCITY_TOLERANCE = 0.01
@@ -92,7 +93,7 @@ class Tolerances:
         """Deep copy."""
         return Tolerances(self.n_joints, self.path.copy(), self.goal.copy(), self.goal_time)
 
-    def merged(self, other: "Tolerances", mask: Sequence[bool]) -> "Tolerances":
+    def merged(self, other: "Tolerances", mask: BoolSeq) -> "Tolerances":
         """Tolerances of ``other`` for joints where ``mask`` is True, ours elsewhere."""
         m = np.asarray(mask, dtype=bool)
         out = self.copy()
@@ -110,7 +111,8 @@ class Tolerances:
         index = {name: i for i, name in enumerate(joint_names)}
         for entries, state in ((path_tolerance, out.path), (goal_tolerance, out.goal)):
             for entry in entries or ():
-                i = index.get(getattr(entry, "name", None))
+                name = getattr(entry, "name", None)
+                i = index.get(name) if isinstance(name, str) else None
                 if i is None:
                     continue
                 for field in ("position", "velocity", "acceleration"):

@@ -24,6 +24,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from rospy_control.trajectory._typing import FloatSeq
 from rospy_control.trajectory.segment import (
     QUINTIC, PointState, SplineSegment, TrajectoryError, derivative, evaluate, shift, spline_coefficients,
 )
@@ -123,7 +124,7 @@ class Trajectory:
         return cls([JointPieces(starts, ends, coefs[:, j, :]) for j in range(dof)])
 
     @classmethod
-    def hold(cls, time: float, positions: Sequence[float]) -> "Trajectory":
+    def hold(cls, time: float, positions: FloatSeq) -> "Trajectory":
         """Hold: one zero-length segment at ``positions`` with zero velocity and acceleration.
 
         This is upstream's hold trajectory for ``stop_trajectory_duration == 0`` (called with the
@@ -138,7 +139,7 @@ class Trajectory:
         return cls([JointPieces(t, t, coefs[j:j + 1]) for j in range(pos.shape[0])])
 
     @classmethod
-    def stop_ramp(cls, time: float, positions: Sequence[float], velocities: Sequence[float],
+    def stop_ramp(cls, time: float, positions: FloatSeq, velocities: FloatSeq,
                   duration: float) -> "Trajectory":
         """Decelerate from ``(positions, velocities)`` to zero velocity in ``duration`` seconds.
 
