@@ -56,6 +56,8 @@ major = int(can.__version__.split(".")[0])
 sys.exit(0 if major >= 4 else 1)
 PYEOF
 [ -x "$ws/venv/bin/vermin" ] || want+=("vermin")
+# mypy 1.17 dropped type-checking for Python 3.8 (mypy.ini's python_version)
+[ -x "$ws/venv/bin/mypy" ] || want+=("mypy>=1.10,<1.17")
 if [ "${#want[@]}" -gt 0 ]; then
   echo "bootstrap: installing from PyPI into .ws/venv: ${want[*]}"
   "$ws/venv/bin/python" -m pip install -q --disable-pip-version-check "${want[@]}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Static checks run by CI: Python 3.8 compatibility of everything users run (Ubuntu 20.04 Noetic
-# has Python 3.8) and flake8 over the code and tests.
+# has Python 3.8), flake8 over the code and tests, and mypy (as Python 3.8) over the package.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -13,3 +13,5 @@ echo "   ok: no construct newer than Python 3.8"
 echo "== flake8 (src/ scripts/ test/ bench/)"
 /usr/bin/python3 -m flake8 src test bench "${scripts[@]}" "${test_nodes[@]}"
 echo "   ok"
+echo "== mypy --python-version 3.8 (src/rospy_control, settings in mypy.ini)"
+.ws/venv/bin/mypy --config-file mypy.ini
