@@ -41,9 +41,10 @@ def test_mode_is_confirmed_by_the_first_reply_after_a_frame_in_that_mode():
     assert bytes(msg.data) == mit.pack_command(0.0, 0.0, 0.0, 1.0, 0.0, L)
     assert not m.mode_confirmed(ControlMode.VELOCITY)      # sent, not answered
     m._on_frame(0, reply(), 0.0015)
-    assert m.mode_confirmed(ControlMode.VELOCITY)
+    assert not m.mode_confirmed(ControlMode.VELOCITY)      # answered, not yet published
     state = m._end_cycle(0.002)
     assert state.mode == ControlMode.VELOCITY == state.requested_mode
+    assert m.mode_confirmed(ControlMode.VELOCITY)          # a snapshot now shows it
 
 
 def test_effort_and_mit_and_direction_offset_encoding():

@@ -343,8 +343,9 @@ class Motor(CanUnit):
         return self._cmd[0]
 
     def mode_confirmed(self, mode: ControlMode) -> bool:
-        """True once a reply arrived after a frame in ``mode`` was sent."""
-        return self._mode == mode and self._cmd[0] == mode
+        """True once a reply arrived after a frame in ``mode`` was sent and the cycle that received it
+        published its state (so a snapshot taken after this returns True shows ``mode``)."""
+        return self._mode == mode and self._cmd[0] == mode and self._state.mode == mode
 
     def request_zero(self) -> None:
         """Send the set-zero frame once (the motor's current position becomes its zero)."""
