@@ -11,7 +11,9 @@ SHELL := /bin/bash
 # Debian's (and Ubuntu Noetic's) ROS runs on /usr/bin/python3; put it first so that nodes started by
 # roslaunch (#!/usr/bin/env python3) get that interpreter, not a pyenv/venv one.
 export PATH := /usr/bin:/bin:/usr/sbin:/sbin:$(PATH)
-export PYTHONDONTWRITEBYTECODE := 1
+# Byte-code caches go to .ws/pycache (ignored by git), not into the source tree, and are kept: every
+# node and tool started by a test would otherwise compile the package from source at each start.
+export PYTHONPYCACHEPREFIX := $(CURDIR)/.ws/pycache
 
 PY := /usr/bin/python3
 WS := $(CURDIR)/.ws

@@ -9,6 +9,8 @@ source "$_rc_root/.ws/devel/setup.bash"
 _rc_site="$(ls -d "$_rc_root"/.ws/venv/lib/python3*/site-packages 2>/dev/null | head -n 1 || true)"
 if [ -n "$_rc_site" ]; then export PYTHONPATH="$PYTHONPATH:$_rc_site"; fi
 export ROS_HOME="${ROS_HOME:-$_rc_root/.ws/ros_home}"
+# byte-code caches outside the source tree, kept between runs (node start-up compiles nothing)
+export PYTHONPYCACHEPREFIX="${PYTHONPYCACHEPREFIX:-$_rc_root/.ws/pycache}"
 # roscd, rosls, rosed, ... are shell functions from rosbash's `rosbash` file. /opt/ros/noetic's
 # setup.bash defines them; Debian's setup.bash does not (Debian ships the file as a bash completion
 # script, loaded at best on the first <Tab> after roscd), so define them here, in bash only.
