@@ -11,7 +11,7 @@ The schema is documented in ``docs/hardware_xml.md``.
 from __future__ import annotations
 
 import os
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from lxml import etree
 
@@ -142,9 +142,8 @@ def parse_hardware_xml(source: str) -> HardwareInfo:
                 t = c.attributes.get("type", "rospy_control/UnitGroup").strip()
                 ch = c.attributes.get("channel", channel)
                 idx = len(units)
-                units.append(None)  # placeholder keeps parents before children
                 members = walk(c, n, ch)
-                units[idx] = UnitInfo(n, t, ch, group, c, tuple(members))
+                units.insert(idx, UnitInfo(n, t, ch, group, c, tuple(members)))  # parents before children
                 names.append(n)
             elif el is not doc and c.tag in ("limits", "gains", "simulation", "covariance"):
                 continue
@@ -230,7 +229,7 @@ class AttributeReader:
         self._used = set(ignore)
 
     def get(self, name: str, convert: Callable[[str], object] = to_str, default=_REQUIRED,
-            check: Optional[Callable[[object], bool]] = None, expected: Optional[str] = None):
+            check: Optional[Callable[[Any], bool]] = None, expected: Optional[str] = None):
         """Return attribute ``name`` converted by ``convert``; ``default`` if absent (required if none).
 
         :param check: extra predicate on the converted value; ``expected`` describes it.
