@@ -186,6 +186,11 @@ class Driver:
                               rospy.resolve_name("robot_description"))
         self.root_nh = RosNodeHandle()
         self.robot_hw = build_robot_hw(self.middleware, urdf, self.root_nh, p.hold_mode)
+        # between two command frames a motor never sees a position step larger than its joints' URDF
+        # velocity limits allow over two control periods (enforced on the wire, whatever the timing)
+        caps = self.robot_hw.limit_command_steps(1.0 / p.control_rate)
+        logger.info("driver: position step per command frame capped for %d motor(s) (URDF velocity limit x "
+                    "2 control periods)", len(caps))
         joints = joint_names(self.robot_hw)
         tree = _param_tree(self.root_nh.namespace)
         types = controller_namespaces(tree)

@@ -297,6 +297,43 @@ class MiddlewareRobotHW(RobotHW):
         """
         return self.middleware.reset_faults(timeout=timeout)
 
+    def limit_command_steps(self, nominal_period: float, periods: float = 2.0) -> Dict[str, float]:
+        """Cap, on the wire, the position step between two consecutive command frames of every motor at
+        what its joints' velocity limits allow over ``periods`` nominal control periods.
+
+        The control loop already bounds the period it passes (so a host stall delays a trajectory
+        instead of leaping it) and the saturation handles bound each command by velocity x period; this
+        is the guarantee at the motor, whatever the threads' timing (two control cycles between two
+        bus frames, a hold after an abort, ...).  For a coupled transmission a motor's cap sums its
+        joints' contributions.  Motors of a transmission with a joint without a velocity limit get no
+        cap.
+
+        :returns: ``{motor: cap (rad, motor side)}`` of the motors that got one.
+        """
+        if not nominal_period > 0.0 or not periods > 0.0:
+            raise ValueError(f"limit_command_steps: nominal_period {nominal_period!r} and periods "
+                             f"{periods!r} must be > 0")
+        caps: Dict[str, float] = {}
+        for g in self._rec.groups:
+            if not g.joints or not all(j.limits is not None and j.limits.has_velocity_limits
+                                       and j.limits.max_velocity > 0.0 for j in g.joints):
+                continue
+            n = len(g.joints)
+            to_actuator = g.transmission.joint_to_actuator_position
+            zero = to_actuator([0.0] * n)
+            rate = [0.0] * len(g.actuators)
+            for k, j in enumerate(g.joints):
+                unit = [0.0] * n
+                unit[k] = 1.0
+                column = to_actuator(unit)
+                for i in range(len(g.actuators)):
+                    rate[i] += abs(column[i] - zero[i]) * j.limits.max_velocity
+            for i, a in enumerate(g.actuators):
+                if rate[i] > 0.0:
+                    a.motor.set_max_position_step(rate[i] * periods * nominal_period)
+                    caps[a.name] = a.motor.max_position_step
+        return caps
+
     def consume_reset_request(self) -> bool:
         """True once after a faulted group recovered (pass it as ``reset_controllers`` to the
         controller manager's ``update`` so running controllers restart from the measured state)."""

@@ -346,3 +346,42 @@ def test_non_finite_command_is_never_sent_and_the_previous_one_stays(send, caplo
     assert bytes(m._poll(0.003).data) == mit.pack_command(1.0, 0.0, 20.0, 0.5, 0.0, L)
     assert m.rejected_commands == 1
     assert "non-finite command" in caplog.text
+
+
+def _sent_position(m, t):
+    msg = m._poll(t)
+    m._on_frame(0, reply(), t)
+    m._end_cycle(t)
+    return mit.unpack_command(bytes(msg.data), L)
+
+
+def test_the_position_step_between_two_command_frames_is_capped_on_the_wire():
+    m = active_motor(direction=-1, zero_offset=0.3)
+    _sent_position(m, 0.0)  # enter motor mode
+    m.set_max_position_step(0.02)
+    assert m.max_position_step == pytest.approx(0.02, abs=L.p_max / 32768)
+    assert m.max_position_step <= 0.02
+    m.set_command(ControlMode.POSITION, 0.0)
+    p0 = _sent_position(m, 0.01)[0]
+    assert p0 == pytest.approx(0.3, abs=1e-3)  # the first frame of a chain is free
+    m.set_command(ControlMode.POSITION, 0.5)    # 0.5 rad away: reached in steps of at most 0.02
+    sent = [p0]
+    for k in range(40):
+        p, v, kp, kd, t = _sent_position(m, 0.02 + 0.01 * k)
+        assert kp == pytest.approx(20.0, abs=0.2) and kd == pytest.approx(0.5, abs=0.01)
+        sent.append(p)
+    steps = [abs(b - a) for a, b in zip(sent, sent[1:])]
+    assert max(steps) <= 0.02 + 1e-9
+    assert sent[-1] == pytest.approx(-0.5 + 0.3, abs=1e-3)  # motor = -joint + offset: got there
+    assert m.limited_frames >= 20
+    # a kp = 0 frame (velocity mode) ends the chain: the next position command starts a new one
+    m.set_command(ControlMode.VELOCITY, 0.0)
+    _sent_position(m, 1.0)
+    m.set_command(ControlMode.POSITION, -1.0)
+    assert _sent_position(m, 1.01)[0] == pytest.approx(1.3, abs=1e-3)
+    # no cap: any step goes through
+    m.set_max_position_step(None)
+    m.set_command(ControlMode.POSITION, 1.0)
+    assert _sent_position(m, 1.02)[0] == pytest.approx(-0.7, abs=1e-3)
+    with pytest.raises(ValueError):
+        m.set_max_position_step(-1.0)

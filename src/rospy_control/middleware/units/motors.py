@@ -178,6 +178,13 @@ class Motor(CanUnit):
         self._tk, self._t0 = (limits.t_max - limits.t_min) / 4095.0, limits.t_min
         self._limp = mit.pack_command(0, 0, 0, 0, 0, limits)
         self._cmd: Tuple[ControlMode, bytes] = (ControlMode.NONE, self._limp)
+        # position-step cap on the wire (set_max_position_step): in p quanta, 0 = off
+        self._max_step_int = 0
+        self._last_pi = -1
+        #: the cap in rad (after quantisation), None = no cap
+        self.max_position_step: Optional[float] = None
+        #: command frames whose position step was capped
+        self.limited_frames = 0
         # every public command method stores _cmd, then the next value of this counter in _cmd_seq
         self._cmd_counter = itertools.count(1)
         self._cmd_seq = 0
@@ -386,6 +393,7 @@ class Motor(CanUnit):
                 self._exit_sent = True
                 msg.data = mit.EXIT_MOTOR_MODE
                 self._last_tx = now
+                self._last_pi = -1
                 return msg
             return None
         if not self._active:
@@ -409,9 +417,11 @@ class Motor(CanUnit):
             self._reenter = False
             msg.data = mit.ENTER_MOTOR_MODE
             self._inflight_enter = True
+            self._last_pi = -1
         elif self._zero_requested:
             self._zero_requested = False
             msg.data = mit.SET_ZERO
+            self._last_pi = -1
         else:
             mode, data = self._cmd
             if self._wd_active:
@@ -424,10 +434,53 @@ class Motor(CanUnit):
                 self._wd_trip(mode, data, True)
                 data = self._wd_hold
             self._inflight = mode
-            msg.data = data
+            msg.data = self._limit_step(data) if self._max_step_int else data
         self._awaiting = 1
         self._sent_at = now
         return msg
+
+    def set_max_position_step(self, step: Optional[float]) -> None:
+        """Cap the position set-point step between two consecutive command frames this motor is sent
+        (rad, joint side; None or 0 = no cap).
+
+        Enforced by the channel thread on the wire, whatever the callers and the threads' timing do:
+        if a command's position lies further than ``step`` from the previous frame's, the frame carries
+        the previous position moved by ``step`` toward it, and the next frames continue from there.
+        Only frames with kp above its minimum (position-holding commands) form a chain; an
+        enter-motor-mode, set-zero or kp = 0 frame starts a new one.  The RobotHW sets it from the
+        URDF velocity limits (:meth:`MiddlewareRobotHW.limit_command_steps`).
+        """
+        if not step:
+            self._max_step_int = 0
+            return
+        if not step > 0.0:
+            raise ValueError(f"motor '{self.name}': max position step must be > 0, got {step!r}")
+        quantum = (self.limits.p_max - self.limits.p_min) / 65535.0
+        self._max_step_int = max(1, int(step / quantum))
+        self.max_position_step = self._max_step_int * quantum
+
+    def _limit_step(self, data: bytes) -> bytes:
+        """Apply :meth:`set_max_position_step` to a command frame (channel thread, integer arithmetic on
+        the frame's 16-bit position field)."""
+        w = int.from_bytes(data, "big")
+        if not (w >> 24) & 0xFFF:  # kp at its minimum: not a position-holding command
+            self._last_pi = -1
+            return data
+        pi = w >> 48
+        last = self._last_pi
+        if last >= 0:
+            lim = self._max_step_int
+            if pi > last + lim:
+                pi = last + lim
+            elif pi < last - lim:
+                pi = last - lim
+            else:
+                lim = 0
+            if lim:
+                self.limited_frames += 1
+                data = ((w & 0xFFFFFFFFFFFF) | (pi << 48)).to_bytes(8, "big")
+        self._last_pi = pi
+        return data
 
     def _wd_reset(self, now: float) -> None:
         self._wd_seen = self._cmd_seq
