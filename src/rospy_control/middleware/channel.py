@@ -32,7 +32,7 @@ from __future__ import annotations
 import threading
 import time
 from array import array
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import can
 
@@ -63,7 +63,9 @@ def open_bus(interface: str, channel, bitrate: int, where: str = "", **kwargs) -
     the device, pcan without its library), ``TimeoutError`` (socketcand) or ``ValueError``.
     """
     try:
-        return can.Bus(interface=interface, channel=channel, bitrate=bitrate, **kwargs)
+        # can.Bus is declared as an abstract BusABC subclass; its __new__ returns the interface's bus
+        return can.Bus(interface=interface, channel=channel,  # type: ignore[abstract]
+                       bitrate=bitrate, **kwargs)
     except (can.CanError, OSError, TimeoutError, ValueError, ImportError) as err:
         hint = {
             "socketcan": "is the interface up? (ip link set <channel> up type can bitrate <bitrate>)",
@@ -158,7 +160,8 @@ class CanChannel:
         self._next_t = 0.0
         self.event_log = EventLog()
         self.timing = CycleTiming(self.period, self.period * reply_window)
-        self.states: Dict[str, object] = {}
+        #: ``{unit name: state record}``; each record's type (MotorState, ImuState, ...) depends on its unit
+        self.states: Dict[str, Any] = {}
         self.cycle_stamp = 0.0
         # statistics (written by the thread only)
         self.cycles = 0
@@ -442,6 +445,7 @@ class CanChannel:
         self._starts[i] = t0
         trace = logger.isEnabledFor(TRACE)
         try:
+            assert bus is not None, "the read/write thread runs only while the bus is open"
             # 1. frames that arrived between cycles
             recv = bus.recv
             while True:

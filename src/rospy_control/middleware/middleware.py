@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from types import MappingProxyType
-from typing import Dict, Iterable, Iterator, List, Optional, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Type, Union, cast
 
 from rospy_control.exceptions import HardwareError
 from rospy_control.log import get_logger
@@ -48,9 +48,9 @@ class Snapshot:
 
     __slots__ = ("stamp", "states")
 
-    def __init__(self, stamp: float, states: Dict[str, object]) -> None:
+    def __init__(self, stamp: float, states: Dict[str, Any]) -> None:
         self.stamp = stamp
-        #: read-only ``{unit name: state}``
+        #: read-only ``{unit name: state}``; each state's type (MotorState, ImuState, ...) depends on its unit
         self.states = MappingProxyType(states)
 
     def __getitem__(self, name: str):
@@ -107,7 +107,8 @@ class Middleware:
         root.finish()
         for ci in info.channels:
             where = f"{ci.element.source}:{ci.element.line}: {ci.element.describe()}"
-            cls = CHANNEL_TYPES.resolve(ci.type, where=where)
+            # resolve() checks that the class derives from the registry's base class
+            cls = cast(Type[CanChannel], CHANNEL_TYPES.resolve(ci.type, where=where))
             if command_timeout is None:
                 self.channels[ci.name] = cls.from_info(ci, rate=rate)
             else:
@@ -119,17 +120,20 @@ class Middleware:
         for ui in info.units:
             el = ui.element
             where = f"{el.source}:{el.line}: {el.describe()}"
-            cls = UNIT_TYPES.resolve(ui.type, where=where)
-            if (ui.members or el.tag == "group") and not issubclass(cls, UnitGroup):
+            unit_cls = cast(Type[HardwareUnit], UNIT_TYPES.resolve(ui.type, where=where))
+            if (ui.members or el.tag == "group") and not issubclass(unit_cls, UnitGroup):
                 raise el.error(f"type '{ui.type}' is not a group type (expected a UnitGroup subclass)")
-            unit = cls.from_info(ui)
+            unit = unit_cls.from_info(ui)
             unit.simulation = el.child("simulation")
             self._units[ui.name] = unit
             if ui.group is not None:
-                self._units[ui.group].add(unit)
+                parent = self._units[ui.group]
+                assert isinstance(parent, UnitGroup)  # a <group> (built before its members; checked above)
+                parent.add(unit)
             if not isinstance(unit, UnitGroup):
                 self._leaves.append(unit)
             if isinstance(unit, CanUnit):
+                assert ui.channel is not None  # CanUnit.from_info requires one (CanUnit._can_kwargs)
                 self.channels[ui.channel].add_unit(unit)
         for ch in self.channels.values():
             ch.set_event_log(self._events)
@@ -214,7 +218,10 @@ class Middleware:
 
     def simulator_of(self, unit: str) -> SimulatedFirmware:
         """The simulated firmware answering for ``unit``."""
-        return self.simulator(self.unit(unit).channel_name)
+        channel = self.unit(unit).channel_name
+        if channel is None:
+            raise HardwareError(f"unit '{unit}' is on no channel, so it is not simulated")
+        return self.simulator(channel)
 
     def set_sim_fault(self, unit: str, fault: str, on: bool = True, value: Optional[float] = None) -> None:
         """Switch a simulated fault of ``unit`` on or off (tests, demos).
@@ -353,7 +360,7 @@ class Middleware:
         if len(chans) == 1:
             ch = chans[0]
             return Snapshot(ch.cycle_stamp, ch.states)
-        states: Dict[str, object] = {}
+        states: Dict[str, Any] = {}
         stamp = 0.0
         for ch in chans:
             states.update(ch.states)
@@ -423,7 +430,7 @@ class Middleware:
         if timeout is None:
             bound = 0.0
             for u in targets:
-                ch = self.channels.get(u.channel_name)
+                ch = self.channels.get(u.channel_name) if u.channel_name is not None else None
                 period = ch.period if ch is not None else 0.01
                 bound = max(bound, u.detection_time + 2 * period)
             timeout = max(2.0, 10.0 * bound)

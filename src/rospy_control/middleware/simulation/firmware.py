@@ -6,7 +6,7 @@ import itertools
 import random
 import threading
 import time
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import can
 
@@ -20,6 +20,10 @@ from rospy_control.middleware.units import CanUnit, Motor
 __all__ = ["SimulatedFirmware"]
 
 logger = get_logger(__name__)
+
+#: :data:`SENSOR_MODELS` as :class:`SimulatedFirmware` uses it: each model is built only for a unit of
+#: the class it is paired with
+_SENSOR_MODELS: Tuple[Tuple[type, Callable[..., SimSensor]], ...] = SENSOR_MODELS
 
 
 class SimulatedFirmware:
@@ -50,7 +54,7 @@ class SimulatedFirmware:
                 self.motors[u.can_id] = m
                 self.by_name[u.name] = m
             else:
-                for cls, model in SENSOR_MODELS:
+                for cls, model in _SENSOR_MODELS:
                     if isinstance(u, cls):
                         s = model(u, u.simulation)
                         self.sensors[u.can_id] = s
@@ -162,7 +166,9 @@ class SimulatedFirmware:
             return
         if self.settings.seed is not None:
             random.seed(self.settings.seed)
-        self._bus = can.Bus(interface="virtual", channel=virtual_channel, receive_own_messages=False)
+        # can.Bus is declared as an abstract BusABC subclass; its __new__ returns the interface's bus
+        self._bus = can.Bus(interface="virtual", channel=virtual_channel,  # type: ignore[abstract]
+                            receive_own_messages=False)
         self._running = True
         self._thread = threading.Thread(target=self._run, name=f"rospy_control.sim.{self.name}", daemon=True)
         self._thread.start()
@@ -185,6 +191,7 @@ class SimulatedFirmware:
 
     def _run(self) -> None:
         bus = self._bus
+        assert bus is not None, "start() opens the bus before it starts this thread"
         recv, send = bus.recv, bus.send
         perf = time.perf_counter
         heap = self._heap
@@ -215,7 +222,7 @@ class SimulatedFirmware:
                                         arbitration_id=master, is_extended_id=False, data=payload)))
                                 else:
                                     # bytes, not bytearray: the virtual bus deep-copies every frame
-                                    reply.data = payload
+                                    reply.data = payload  # type: ignore[assignment]
                                     reply.dlc = len(payload)
                                     send(reply)
                                 self._after_reply(m, send)

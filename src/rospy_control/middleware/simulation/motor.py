@@ -40,6 +40,8 @@ class CommandStats:
 class SimulatedMotor(SimUnit):
     """Joint model + MIT firmware of one motor (values in the motor's own frame)."""
 
+    unit: Motor
+
     def __init__(self, motor: Motor, el: Optional[ElementInfo]) -> None:
         super().__init__(motor, el)
         r = self._reader
@@ -128,8 +130,8 @@ class SimulatedMotor(SimUnit):
             return
         if n > 2000:  # long silence: do not spend seconds catching up
             n = 2000
-            self.t = now - n * dt
-        self.t += n * dt
+            t = now - n * dt
+        self.t = t + n * dt
         p, v = self.p, self.v
         J, b, lim = self.inertia, self.damping, self.torque_limit
         load = self.load_torque

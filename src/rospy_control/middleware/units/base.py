@@ -187,7 +187,8 @@ class CanUnit(HardwareUnit):
         self._received = False
         self._timeout = self.DEFAULT_FAULT_TIMEOUT  # the effective one is known at _activate
         self._period = 0.0
-        self._state = None
+        #: latest state record (a NamedTuple of the unit type's own; subclasses narrow the type)
+        self._state: Optional[tuple] = None
         # reset requests: callers bump _reset_req (under _reset_lock); the channel thread takes it,
         # probes, then publishes _reset_result and _reset_done (in this order)
         self._reset_lock = threading.Lock()

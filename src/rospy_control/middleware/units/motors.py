@@ -122,6 +122,7 @@ class Motor(CanUnit):
     """
 
     TYPE_NAME = "rospy_control/Motor"
+    _state: MotorState
     PROBE_REQUEST = "enter-motor-mode"
     #: seconds between two watchdog warnings of one motor
     WATCHDOG_LOG_PERIOD = 5.0
@@ -391,7 +392,9 @@ class Motor(CanUnit):
         if self._fault and not self._probing:
             if not self._exit_sent:
                 self._exit_sent = True
-                msg.data = mit.EXIT_MOTOR_MODE
+                # python-can types Message.data as bytearray but sends any bytes-like: the immutable
+                # frame constants and packed commands are sent as they are, not copied every cycle
+                msg.data = mit.EXIT_MOTOR_MODE  # type: ignore[assignment]
                 self._last_tx = now
                 self._last_pi = -1
                 return msg
@@ -415,12 +418,12 @@ class Motor(CanUnit):
         self._last_tx = now
         if not self._enabled or self._reenter:
             self._reenter = False
-            msg.data = mit.ENTER_MOTOR_MODE
+            msg.data = mit.ENTER_MOTOR_MODE  # type: ignore[assignment]  # bytes (see above)
             self._inflight_enter = True
             self._last_pi = -1
         elif self._zero_requested:
             self._zero_requested = False
-            msg.data = mit.SET_ZERO
+            msg.data = mit.SET_ZERO  # type: ignore[assignment]  # bytes (see above)
             self._last_pi = -1
         else:
             mode, data = self._cmd
@@ -434,7 +437,9 @@ class Motor(CanUnit):
                 self._wd_trip(mode, data, True)
                 data = self._wd_hold
             self._inflight = mode
-            msg.data = self._limit_step(data) if self._max_step_int else data
+            if self._max_step_int:
+                data = self._limit_step(data)
+            msg.data = data  # type: ignore[assignment]  # bytes (see above)
         self._awaiting = 1
         self._sent_at = now
         return msg

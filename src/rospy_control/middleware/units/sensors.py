@@ -170,6 +170,7 @@ class Encoder(CanSensor):
     """A stand-alone position encoder (state only)."""
 
     TYPE_NAME = "rospy_control/Encoder"
+    _state: EncoderState
 
     DEFAULT_COUNTS_PER_REV = 16384
     DEFAULT_VELOCITY_RANGE = 100.0
@@ -206,6 +207,7 @@ class ImuSensor(CanSensor):
     """An IMU: orientation (quaternion x, y, z, w), angular velocity and linear acceleration."""
 
     TYPE_NAME = "rospy_control/ImuSensor"
+    _state: ImuState
     FRAMES_PER_POLL = sensors.IMU_FRAMES
 
     DEFAULT_GYRO_RANGE = 34.9
@@ -265,6 +267,7 @@ class ContactSensor(CanSensor):
     """A foot contact switch / load cell: in contact + normal force (N)."""
 
     TYPE_NAME = "rospy_control/ContactSensor"
+    _state: ContactState
     REPLY_DLC = 4
 
     DEFAULT_FORCE_RANGE = 1000.0
@@ -294,6 +297,7 @@ class ForceTorqueSensor(CanSensor):
     """A 6-axis force/torque sensor."""
 
     TYPE_NAME = "rospy_control/ForceTorqueSensor"
+    _state: ForceTorqueState
     FRAMES_PER_POLL = sensors.FT_FRAMES
 
     DEFAULT_FORCE_RANGE = 500.0
