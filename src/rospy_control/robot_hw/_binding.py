@@ -200,11 +200,11 @@ def bind(middleware, urdf_xml: str, urdf_source: str = "robot_description",
 
     synthetic: List[TransmissionInfo] = []
     if direct:
-        names = {i.name for i in kept}
+        trans_names = {i.name for i in kept}
         parts = []
         for motor_name, joint in direct.items():
             trans = f"{motor_name}_direct_transmission"
-            if trans in names:
+            if trans in trans_names:
                 raise ConfigError(f"{hw}: cannot bind motor '{motor_name}' 1:1: the URDF already has a "
                                   f"transmission called '{trans}'")
             ifaces = "".join(f"<hardwareInterface>{i}</hardwareInterface>" for i in _DIRECT_INTERFACES)

@@ -144,6 +144,7 @@ def _register_joints(binding, params: dict, rec: Records, hw: RobotHW, urdf_sour
                     posvel_all and "position" in kinds and "velocity" in kinds):
                 kinds.append("posvel")
             data = joint_data[j.name]
+            assert jsi is not None  # the loader registered it for the joints of the loaded transmissions
             state = jsi.get_handle(j.name)  # JointStateInterface does not claim
             limits, soft = load_limits(j.name, binding.joint_elements.get(j.name), limits_params,
                                        urdf_source, params_source)
@@ -179,21 +180,21 @@ def _register_sensors(mw: Middleware, rec: Records, hw: RobotHW) -> None:
     for unit in mw.units():
         if isinstance(unit, ImuSensor):
             s = unit.state()
-            data = ImuSensorData(s.orientation, s.orientation_covariance, s.angular_velocity,
-                                 s.angular_velocity_covariance, s.linear_acceleration,
-                                 s.linear_acceleration_covariance)
-            imu_iface.register_handle(ImuSensorHandle(unit.name, unit.frame_id, data))
-            rec.imus.append((unit.name, data))
+            imu = ImuSensorData(s.orientation, s.orientation_covariance, s.angular_velocity,
+                                s.angular_velocity_covariance, s.linear_acceleration,
+                                s.linear_acceleration_covariance)
+            imu_iface.register_handle(ImuSensorHandle(unit.name, unit.frame_id, imu))
+            rec.imus.append((unit.name, imu))
         elif isinstance(unit, ForceTorqueSensor):
             s = unit.state()
-            data = ForceTorqueSensorData(s.force, s.torque)
-            ft_iface.register_handle(ForceTorqueSensorHandle(unit.name, unit.frame_id, data))
-            rec.fts.append((unit.name, data))
+            ft = ForceTorqueSensorData(s.force, s.torque)
+            ft_iface.register_handle(ForceTorqueSensorHandle(unit.name, unit.frame_id, ft))
+            rec.fts.append((unit.name, ft))
         elif isinstance(unit, ContactSensor):
             s = unit.state()
-            data = ContactSensorData(s.in_contact, s.force)
-            contact_iface.register_handle(ContactSensorHandle(unit.name, unit.frame_id, data))
-            rec.contacts.append((unit.name, data))
+            contact = ContactSensorData(s.in_contact, s.force)
+            contact_iface.register_handle(ContactSensorHandle(unit.name, unit.frame_id, contact))
+            rec.contacts.append((unit.name, contact))
         else:
             continue
         rec.sensor_units[unit.name] = unit

@@ -69,10 +69,11 @@ def load_limits(name: str, joint_el, params: Dict, urdf_source: str,
     """
     line = getattr(joint_el, "sourceline", None)
     limits = JointLimits()
-    soft: Optional[SoftJointLimits] = SoftJointLimits()
+    from_urdf = SoftJointLimits()
+    soft: Optional[SoftJointLimits] = from_urdf
     try:
         limit_urdf.get_joint_limits(joint_el, limits)
-        if not limit_urdf.get_soft_joint_limits(joint_el, soft):
+        if not limit_urdf.get_soft_joint_limits(joint_el, from_urdf):
             soft = None
     except JointLimitsError as err:
         raise ConfigError(f"joint '{name}': bad limits in the URDF: {err}", source=urdf_source,

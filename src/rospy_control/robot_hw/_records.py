@@ -10,7 +10,7 @@ so they always switch together).
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
 
 from rospy_control.hardware_interface import (
     ActuatorData,
@@ -24,6 +24,10 @@ from rospy_control.hardware_interface import (
     VelocityJointInterface,
 )
 from rospy_control.middleware import ControlMode, Motor
+from rospy_control.middleware.units import CanSensor
+
+if TYPE_CHECKING:
+    from rospy_control.transmission_interface import TransmissionInterfaceLoader
 
 __all__ = ["HOLD_MODES", "WATCHDOG_MODES", "KIND_INTERFACES", "KIND_MODE", "KIND_BY_NAME", "Joint",
            "Actuator", "Group", "Records"]
@@ -157,5 +161,5 @@ class Records:
         self.imus: List[Tuple[str, ImuSensorData]] = []
         self.fts: List[Tuple[str, ForceTorqueSensorData]] = []
         self.contacts: List[Tuple[str, ContactSensorData]] = []
-        self.sensor_units: Dict[str, object] = {}
-        self.loader = None  # TransmissionInterfaceLoader once built
+        self.sensor_units: Dict[str, CanSensor] = {}
+        self.loader: Optional[TransmissionInterfaceLoader] = None  # set once built

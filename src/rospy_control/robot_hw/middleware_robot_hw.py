@@ -171,7 +171,10 @@ class MiddlewareRobotHW(RobotHW):
         # all or nothing: everything is built into fresh objects, adopted only when all succeeded
         rec, staging = build(middleware, binding, params, hold, urdf_source, params_source)
         for name in staging.get_names():
-            self.register_interface(staging.get(name))
+            iface = staging.get(name)
+            assert iface is not None  # one of staging's own names
+            self.register_interface(iface)
+        assert rec.loader is not None  # build() loaded the transmissions
         rec.loader.get_data().robot_hw = self
         self._adopt(rec)
         self._mw = middleware
@@ -247,20 +250,22 @@ class MiddlewareRobotHW(RobotHW):
             act.state = s
             if s.fault != act.fault or s.received != act.received:
                 self._faults.actuator_changed(act, s)
-        rec.loader.propagate_state()
-        for name, data in rec.imus:
+        loader = rec.loader
+        assert loader is not None  # configured (_mw is set): build() loaded the transmissions
+        loader.propagate_state()
+        for name, imu in rec.imus:
             s = states[name]
-            data.orientation = s.orientation
-            data.angular_velocity = s.angular_velocity
-            data.linear_acceleration = s.linear_acceleration
-        for name, data in rec.fts:
+            imu.orientation = s.orientation
+            imu.angular_velocity = s.angular_velocity
+            imu.linear_acceleration = s.linear_acceleration
+        for name, ft in rec.fts:
             s = states[name]
-            data.force = s.force
-            data.torque = s.torque
-        for name, data in rec.contacts:
+            ft.force = s.force
+            ft.torque = s.torque
+        for name, contact in rec.contacts:
             s = states[name]
-            data.in_contact = s.in_contact
-            data.force = s.force
+            contact.in_contact = s.in_contact
+            contact.force = s.force
         try:
             mw.check()
         except CommunicationError as err:
@@ -331,7 +336,9 @@ class MiddlewareRobotHW(RobotHW):
             for i, a in enumerate(g.actuators):
                 if rate[i] > 0.0:
                     a.motor.set_max_position_step(rate[i] * periods * nominal_period)
-                    caps[a.name] = a.motor.max_position_step
+                    cap = a.motor.max_position_step
+                    assert cap is not None  # set by a step > 0
+                    caps[a.name] = cap
         return caps
 
     def consume_reset_request(self) -> bool:
