@@ -49,7 +49,11 @@ __all__ = [
 
 
 def _type_name(cls: Any) -> str:
-    return getattr(cls, "_type", None) or getattr(cls, "__name__", repr(cls))
+    name: Optional[str] = getattr(cls, "_type", None)  # a generated message / service class's name
+    if name:
+        return name
+    type_name: str = getattr(cls, "__name__", repr(cls))
+    return type_name
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ needed field.  Violations raise :class:`~rospy_control.exceptions.TransmissionIn
 """
 from __future__ import annotations
 
-from typing import Any, Callable, List, Sequence, Tuple
+from typing import Any, Callable, List, Sequence, Tuple, cast
 
 from rospy_control.exceptions import TransmissionInterfaceError
 from rospy_control.hardware_interface import InterfaceManager, ResourceManager
@@ -152,7 +152,7 @@ class ActuatorToJointStateHandle(_StateHandle):
             values = [getattr(a, field, None) for a in acts]
             if None in values or not has() or not all(hasattr(j, field) for j in jnts):
                 continue
-            for joint, value in zip(jnts, fn(values)):
+            for joint, value in zip(jnts, fn(cast(List[float], values))):  # no None (checked above)
                 setattr(joint, field, value)
 
 

@@ -120,8 +120,7 @@ class RospyTransport:
         """
         import rospy
 
-        forever = timeout is None or timeout <= 0
-        deadline = None if forever else time.monotonic() + float(timeout)
+        deadline = None if timeout is None or timeout <= 0 else time.monotonic() + float(timeout)
         while True:
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0.0:

@@ -178,8 +178,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     state = client.get_state()
     result = client.get_result()
-    names = {v: k for k, v in vars(FollowJointTrajectoryResult).items()
-             if k.isupper() and isinstance(v, int)}
+    names: Dict[Optional[int], str] = {v: k for k, v in vars(FollowJointTrajectoryResult).items()
+                                       if k.isupper() and isinstance(v, int)}
     code = result.error_code if result is not None else None
     text = f": {result.error_string}" if result is not None and result.error_string else ""
     print(f"Result: {actionlib.get_name_of_constant(actionlib.GoalStatus, state)}, error_code "

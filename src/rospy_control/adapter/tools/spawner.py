@@ -38,6 +38,7 @@ Exit status: 0 after a normal shutdown; 1 when the manager's services did not ap
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import threading
 import time
@@ -279,8 +280,8 @@ class Spawner:
     def _unload_quietly(self, names: Sequence[str], deadline: float) -> None:
         for name in names:
             try:
-                ok = self._bounded(lambda n=name: self.client.unload_controller(n, wait=False), deadline,
-                                   "unload_controller")
+                ok = self._bounded(functools.partial(self.client.unload_controller, name, wait=False),
+                                   deadline, "unload_controller")
             except Exception as err:  # noqa: BLE001
                 logger.warning("Controller Spawner couldn't unload '%s': %s", name, err)
                 return
