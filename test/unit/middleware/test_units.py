@@ -381,6 +381,7 @@ def test_the_position_step_between_two_command_frames_is_capped_on_the_wire():
     assert _sent_position(m, 1.01)[0] == pytest.approx(1.3, abs=1e-3)
     # no cap: any step goes through
     m.set_max_position_step(None)
+    assert m.max_position_step is None
     m.set_command(ControlMode.POSITION, 1.0)
     assert _sent_position(m, 1.02)[0] == pytest.approx(-0.7, abs=1e-3)
     with pytest.raises(ValueError):

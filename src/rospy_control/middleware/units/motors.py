@@ -457,6 +457,7 @@ class Motor(CanUnit):
         """
         if not step:
             self._max_step_int = 0
+            self.max_position_step = None
             return
         if not step > 0.0:
             raise ValueError(f"motor '{self.name}': max position step must be > 0, got {step!r}")
