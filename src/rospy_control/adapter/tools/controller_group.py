@@ -28,6 +28,7 @@ from rospy_control.adapter.tools.controller_manager_interface import (
     DEFAULT_TIMEOUT,
     ControllerManagerClient,
     ControllerManagerUnavailable,
+    load_with,
     start_stop_with,
 )
 
@@ -146,15 +147,9 @@ def run(argv: Sequence[str], get_groups: Callable[[], Any], client: Optional[Con
     return 0
 
 
-def _load(client: ControllerManagerClient, name: str, out: Callable[[str], None]) -> bool:
-    ok = client.load_controller(name)
-    out(f"Loaded '{name}'" if ok else f"Error when loading '{name}'")
-    return ok
-
-
 def _spawn(client: ControllerManagerClient, members: List[str], out: Callable[[str], None]) -> None:
     for name in members:
-        _load(client, name, out)
+        load_with(client, name, out)
     for name in members:
         start_stop_with(client, [name], None, report=out)
 
@@ -164,7 +159,7 @@ def _switch(client: ControllerManagerClient, members: List[str], others: List[st
     loaded = {s.name: s.state for s in client.list_controllers()}
     to_load, to_start, to_stop = switch_plan(members, others, loaded)
     for name in to_load:
-        if not _load(client, name, out):
+        if not load_with(client, name, out):
             out("Cancel group switching")
             return
     start_stop_with(client, to_start, to_stop, report=out)

@@ -41,6 +41,7 @@ from rospy_control.adapter.tools.controller_manager_interface import (
     DEFAULT_TIMEOUT,
     ControllerManagerClient,
     ControllerManagerUnavailable,
+    load_with,
     format_controller_line,
     reload_libraries_with,
     start_stop_with,
@@ -107,12 +108,6 @@ def run(argv: Sequence[str], client: Optional[ControllerManagerClient] = None,
     return 0
 
 
-def _load(client: ControllerManagerClient, name: str, out: Callable[[str], None]) -> bool:
-    ok = client.load_controller(name)
-    out(f"Loaded '{name}'" if ok else f"Error when loading '{name}'")
-    return ok
-
-
 def _unload(client: ControllerManagerClient, name: str, out: Callable[[str], None]) -> bool:
     ok = client.unload_controller(name)
     out(f"Unloaded '{name}' successfully" if ok else f"Error when unloading '{name}'")
@@ -134,7 +129,7 @@ def _dispatch(command: str, names: List[str], restore: bool, client: ControllerM
         reload_libraries_with(client, True, restore, report=out)
     elif command == "load":
         for name in names:
-            _load(client, name, out)
+            load_with(client, name, out)
     elif command == "unload":
         for name in names:
             _unload(client, name, out)
@@ -146,7 +141,7 @@ def _dispatch(command: str, names: List[str], restore: bool, client: ControllerM
             start_stop_with(client, None, [name], report=out)
     elif command == "spawn":
         for name in names:
-            _load(client, name, out)
+            load_with(client, name, out)
         for name in names:
             start_stop_with(client, [name], None, report=out)
     elif command == "kill":

@@ -333,6 +333,13 @@ def load_controller(name: str, namespace: str = "", timeout: Optional[float] = D
     return ok
 
 
+def load_with(client: "ControllerManagerClient", name: str, report: Callable[[str], None]) -> bool:
+    """Load controller ``name`` through ``client`` and report the stock tools' line; True on success."""
+    ok = client.load_controller(name)
+    report(f"Loaded '{name}'" if ok else f"Error when loading '{name}'")
+    return ok
+
+
 def unload_controller(name: str, namespace: str = "", timeout: Optional[float] = DEFAULT_TIMEOUT) -> bool:
     """Unload controller ``name`` (it must not be running); True on success."""
     ok = _client(namespace, timeout).unload_controller(name)
