@@ -276,8 +276,9 @@ class CanChannel:
         """The read/write thread while it runs."""
         return self._thread
 
-    def open(self, interface: Optional[str] = None, channel=None) -> None:
-        """Open the bus (``interface``/``channel`` override the configured ones, e.g. for simulation).
+    def open(self, interface: Optional[str] = None, channel=None, **bus_kwargs: Any) -> None:
+        """Open the bus (``interface``/``channel`` override the configured ones, e.g. for simulation;
+        ``bus_kwargs`` go to python-can, e.g. ``port`` of ``udp_multicast``).
 
         :raises CommunicationError: the bus cannot be opened (message names interface and channel).
         """
@@ -287,7 +288,7 @@ class CanChannel:
         iface = interface or self.interface
         ch = channel if channel is not None else self.channel
         self._bus = open_bus(iface, ch, self.bitrate, where=f"channel '{self.name}' at {self.where}",
-                             receive_own_messages=False)
+                             receive_own_messages=False, **bus_kwargs)
         logger.info("channel '%s': opened %s", self.name, self._bus.channel_info)
 
     def start(self, enable: bool = True) -> None:

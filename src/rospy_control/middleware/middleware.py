@@ -20,6 +20,9 @@ from rospy_control.middleware.config import (
 )
 from rospy_control.middleware.events import EventLog, FaultEvent
 from rospy_control.middleware.simulation import FAULTS, SimulatedFirmware, SimulationSettings
+from rospy_control.middleware.simulation.bus import (
+    SIM_INTERFACE, SimBusAddress, sim_bus_address, wait_for_simulator,
+)
 from rospy_control.middleware.units import (
     WATCHDOG_MODES, CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, HardwareUnit,
     ImuSensor, Motor, UnitGroup,
@@ -82,6 +85,13 @@ class Middleware:
     :param info: parsed hardware description.
     :param simulate: ``None`` = as each channel's ``<simulation>`` says, ``True`` = simulate every
         channel, ``False`` = use the real interfaces.
+
+    Where the simulated firmware runs: by default in this process, on a private python-can
+    ``virtual`` bus per channel.  After :meth:`use_simulator_process` the simulated channels open
+    ``udp_multicast`` buses instead (the channels' hardware code path, only interface and channel
+    overridden) and talk to a simulator in another process (:mod:`.sim_process`); if that bus cannot
+    be opened or the simulator does not answer, :meth:`start` says so in one warning and falls back
+    to the in-process simulator.
     """
 
     _instance: Optional["Middleware"] = None
@@ -97,6 +107,9 @@ class Middleware:
         self._leaves: List[HardwareUnit] = []
         self._simulators: Dict[str, SimulatedFirmware] = {}
         self._settings: Dict[str, SimulationSettings] = {}
+        self._sim_key: Optional[str] = None
+        self._sim_wait = 0.0
+        self._sim_addresses: Dict[str, SimBusAddress] = {}
         self._started = False
         self._closed = False
         self._events = EventLog(self.EVENT_LOG_SIZE)
@@ -209,12 +222,47 @@ class Middleware:
     def is_simulated(self, channel: str) -> bool:
         return channel in self._simulators
 
+    def simulators(self) -> Dict[str, SimulatedFirmware]:
+        """``{channel: simulated firmware}`` of every simulated channel (also when the firmware runs in
+        another process: then these objects are only its configuration and are not started here)."""
+        return dict(self._simulators)
+
+    def use_simulator_process(self, key: str, wait: float = 10.0) -> None:
+        """Talk to the simulated firmware in another process (call before :meth:`start`).
+
+        :param key: the bus key both processes derive each channel's multicast group and port from
+            (:func:`~.simulation.bus.sim_bus_address`); the simulator process must use the same.
+        :param wait: how long :meth:`start` waits for the simulator to answer (s) before it falls back.
+        """
+        if self._started:
+            raise HardwareError("use_simulator_process() must be called before start()")
+        self._sim_key = str(key)
+        self._sim_wait = max(0.0, float(wait))
+
+    @property
+    def simulator_process(self) -> bool:
+        """True when the simulated channels talk to a simulator in another process (after a
+        successful :meth:`start`); False when the firmware runs here or nothing is simulated."""
+        return bool(self._sim_addresses)
+
+    def simulator_addresses(self) -> Dict[str, SimBusAddress]:
+        """``{channel: (group, port)}`` of the cross-process buses in use (empty: none)."""
+        return dict(self._sim_addresses)
+
     def simulator(self, channel: str) -> SimulatedFirmware:
-        """The simulated firmware on ``channel`` (for fault switches in tests)."""
+        """The simulated firmware on ``channel`` (for fault switches in tests).
+
+        :raises HardwareError: the channel is not simulated, or its firmware runs in another process.
+        """
         try:
-            return self._simulators[channel]
+            sim = self._simulators[channel]
         except KeyError:
             raise HardwareError(f"channel '{channel}' is not simulated") from None
+        if channel in self._sim_addresses:
+            raise HardwareError(f"the simulated firmware of channel '{channel}' runs in its own process "
+                                f"({self._sim_addresses[channel]}); switch its faults there (sim node "
+                                "services ~set_fault, ~reset_command_stats)")
+        return sim
 
     def simulator_of(self, unit: str) -> SimulatedFirmware:
         """The simulated firmware answering for ``unit``."""
@@ -249,22 +297,25 @@ class Middleware:
 
     def simulator_command_stats(self, unit: Optional[str] = None):
         """The simulated firmware's record of the command frames each motor received (see
-        :meth:`SimulatedFirmware.command_stats`): ``{unit: stats}`` over every simulated channel, or
-        the stats of ``unit``.
+        :meth:`SimulatedFirmware.command_stats`): ``{unit: stats}`` over every channel simulated in
+        this process (channels whose firmware runs in another process are left out), or the stats
+        of ``unit``.
 
-        :raises HardwareError: ``unit`` unknown or not simulated.
+        :raises HardwareError: ``unit`` unknown or not simulated here.
         """
         if unit is not None:
             return self.simulator_of(unit).command_stats(unit)
         out: Dict[str, dict] = {}
-        for sim in self._simulators.values():
-            out.update(sim.command_stats())
+        for name, sim in self._simulators.items():
+            if name not in self._sim_addresses:
+                out.update(sim.command_stats())
         return out
 
     def reset_simulator_command_stats(self) -> None:
-        """Forget what :meth:`simulator_command_stats` recorded so far (every simulated channel)."""
-        for sim in self._simulators.values():
-            sim.reset_command_stats()
+        """Forget what :meth:`simulator_command_stats` recorded so far (every channel simulated here)."""
+        for name, sim in self._simulators.items():
+            if name not in self._sim_addresses:
+                sim.reset_command_stats()
 
     # -- lifecycle ----------------------------------------------------------------------------------
     @property
@@ -295,8 +346,14 @@ class Middleware:
                 else:
                     logger.info("channel '%s': estimated bus load %.0f %% at %.0f Hz", name, 100 * load,
                                 ch.rate)
+            if self._sim_key is not None and self._simulators:
+                self._connect_simulator_process()
+            for name, ch in self.channels.items():
                 sim = self._simulators.get(name)
-                if sim is not None:
+                address = self._sim_addresses.get(name)
+                if address is not None:
+                    ch.open(interface=SIM_INTERFACE, channel=address.group, **address.bus_kwargs())
+                elif sim is not None:
                     vch = f"rospy_control.sim.{self.name}.{name}.{id(self):x}"
                     sim.start(vch)
                     ch.open(interface="virtual", channel=vch)
@@ -309,8 +366,36 @@ class Middleware:
         except BaseException:
             self.shutdown()
             raise
+        where = ""
+        if self._simulators:
+            where = " (simulated in another process)" if self._sim_addresses else \
+                " (simulated in this process)"
         logger.info("middleware '%s' started: %d units on %d channel(s)%s", self.name, len(self._leaves),
-                    len(self.channels), " (simulated)" if self._simulators else "")
+                    len(self.channels), where)
+
+    def _connect_simulator_process(self) -> None:
+        """Wait for the simulator process on each simulated channel's multicast bus; on any failure
+        log one warning and leave :attr:`_sim_addresses` empty (the in-process fallback)."""
+        assert self._sim_key is not None
+        addresses = {name: sim_bus_address(self._sim_key, name) for name in self._simulators}
+        logger.info("simulator: waiting up to %g s for the simulator process (bus key '%s': %s)",
+                    self._sim_wait, self._sim_key,
+                    "; ".join(f"channel '{n}' on {a}" for n, a in addresses.items()))
+        end = time.monotonic() + self._sim_wait
+        for name, address in addresses.items():
+            try:
+                ok = wait_for_simulator(address, max(0.0, end - time.monotonic()))
+                why = f"no simulator answered within {self._sim_wait:g} s"
+            except Exception as err:  # noqa: BLE001 - python-can raises many kinds; all mean "unavailable"
+                ok, why = False, f"cannot open the bus: {type(err).__name__}: {err}"
+            if not ok:
+                logger.warning("simulator: cannot use the simulator process for channel '%s' on %s (bus key "
+                               "'%s'): %s; falling back to the in-process simulator (virtual bus)", name,
+                               address, self._sim_key, why)
+                return
+        self._sim_addresses = addresses
+        logger.info("simulator: talking to the simulator process over %s", "; ".join(
+            f"channel '{n}': {a}" for n, a in addresses.items()))
 
     def _wait_ready(self, enabled: bool, timeout: float = 1.0) -> None:
         """Wait until each channel published a cycle in which every unit had answered or faulted."""
@@ -339,7 +424,7 @@ class Middleware:
             except Exception as err:  # noqa: BLE001 - shut down the rest regardless
                 logger.error("channel '%s': shutdown failed: %s", ch.name, err)
         for sim in self._simulators.values():
-            sim.stop()
+            sim.stop()  # a no-op for firmware that runs in another process (never started here)
 
     def __enter__(self) -> "Middleware":
         self.start()
@@ -506,6 +591,7 @@ class Middleware:
             "name": self.name,
             "running": self.running,
             "simulated": sorted(self._simulators),
+            "simulator": ("process" if self._sim_addresses else "in-process") if self._simulators else "none",
             "channels": channels,
             "faults": self.faults(),
             "host": host,

@@ -1,4 +1,5 @@
-"""The simulated firmware of one channel: every simulated device on a private virtual bus."""
+"""The simulated firmware of one channel: every simulated device on one bus (a private ``virtual``
+channel in the driver's process, or a ``udp_multicast`` group in a simulator process of its own)."""
 from __future__ import annotations
 
 import heapq
@@ -6,13 +7,14 @@ import itertools
 import random
 import threading
 import time
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import can
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.log import get_logger
 from rospy_control.middleware.simulation.base import FAULTS, SimulationSettings, SimUnit
+from rospy_control.middleware.simulation.bus import PING_ID, PONG_ID
 from rospy_control.middleware.simulation.motor import CommandStats, SimulatedMotor
 from rospy_control.middleware.simulation.sensors import SENSOR_MODELS, SimSensor
 from rospy_control.middleware.units import CanUnit, Motor
@@ -160,18 +162,28 @@ class SimulatedFirmware:
                 m.cstats = fresh
 
     # -- lifecycle ------------------------------------------------------------------------------------
-    def start(self, virtual_channel: str) -> None:
-        """Open a virtual bus on ``virtual_channel`` and start answering."""
+    def start(self, channel: str, interface: str = "virtual", **bus_kwargs: Any) -> None:
+        """Open the bus (``interface`` on ``channel``: the channel's private ``virtual`` channel, or a
+        ``udp_multicast`` group with ``port=...`` when the firmware runs in its own process, see
+        :mod:`.bus`) and start answering.
+
+        :raises can.CanError, OSError: the bus cannot be opened (nothing is started then).
+        """
         if self._thread is not None:
             return
         if self.settings.seed is not None:
             random.seed(self.settings.seed)
         # can.Bus is declared as an abstract BusABC subclass; its __new__ returns the interface's bus
-        self._bus = can.Bus(interface="virtual", channel=virtual_channel,  # type: ignore[abstract]
-                            receive_own_messages=False)
+        self._bus = can.Bus(interface=interface, channel=channel,  # type: ignore[abstract]
+                            receive_own_messages=False, **bus_kwargs)
         self._running = True
         self._thread = threading.Thread(target=self._run, name=f"rospy_control.sim.{self.name}", daemon=True)
         self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        """True while the thread answers frames."""
+        return self._thread is not None
 
     def stop(self) -> None:
         """Stop the thread and close the bus (idempotent)."""
@@ -206,7 +218,10 @@ class SimulatedFirmware:
                     timeout = max(0.0, min(timeout, heap[0][0] - perf()))
                 msg = recv(timeout)
                 now = perf()
-                if msg is not None and not msg.is_error_frame and not msg.is_extended_id:
+                if msg is not None and msg.is_extended_id and msg.arbitration_id == PING_ID:
+                    # readiness probe of a driver in another process (.bus.wait_for_simulator)
+                    send(can.Message(arbitration_id=PONG_ID, is_extended_id=True, data=bytes(msg.data)))
+                elif msg is not None and not msg.is_error_frame and not msg.is_extended_id:
                     self.frames_handled += 1
                     aid = msg.arbitration_id
                     m = motors.get(aid)
