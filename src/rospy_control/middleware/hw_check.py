@@ -10,12 +10,21 @@ not a hardware one -- and shuts down cleanly (exit-motor-mode to every motor).
 The command watchdog is off here (``watchdog_mode`` none): ``--hold`` gives each motor one command
 that is meant to stay.
 
+Simulated channels (``--sim``, or ``<simulation enabled="true">`` in the XML) talk to the simulated
+firmware in a process of its own, as the driver does with ``sim:=true``: hw_check starts ``python3 -m
+rospy_control.middleware.sim_process`` with a bus key of its own (``hw_check-<pid>``) and stops it at
+exit.  If that process cannot run or does not answer, hw_check says so and runs the simulator in its
+own process on a ``virtual`` bus instead, which ``--sim-in-process`` asks for directly.
+
 Exit status: 0 all good; 1 configuration error; 2 communication error (bus cannot be opened, error on
 a channel thread); 3 units in FAULT at the end (also after a failed ``--reset``); 130 interrupted.
 """
 from __future__ import annotations
 
 import argparse
+import os
+import select
+import subprocess
 import sys
 import time
 from typing import Dict, List, Optional, TextIO
@@ -35,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--sim", action="store_true", help="simulate every channel (no hardware needed)")
     mode.add_argument("--hardware", action="store_true",
                       help="use the real interfaces even where the XML enables <simulation>")
+    p.add_argument("--sim-in-process", action="store_true",
+                   help="run the simulated firmware inside hw_check (virtual bus) instead of in a process "
+                        "of its own")
     p.add_argument("--passive", action="store_true", help="do not enable motors or poll sensors; only listen")
     p.add_argument("--hold", action="store_true",
                    help="after enabling, hold each motor at its current position")
@@ -50,7 +62,7 @@ def describe(mw: Middleware, out: TextIO) -> None:
     """Print channels, units and the bus-load estimate."""
     out.write(f"hardware '{mw.name}' from {mw.source}\n\nchannels:\n")
     for name, ch in mw.channels.items():
-        sim = "simulated (virtual bus)" if mw.is_simulated(name) else f"{ch.interface}/{ch.channel}"
+        sim = "simulated" if mw.is_simulated(name) else f"{ch.interface}/{ch.channel}"
         load = ch.bus_load()
         warn = "  <-- exceeds max_bus_load %.0f %%, fits up to %.0f Hz" % (
             100 * ch.max_bus_load, ch.max_rate(ch.max_bus_load)) if load > ch.max_bus_load else ""
@@ -135,6 +147,83 @@ def reset_report(mw: Middleware, out: TextIO) -> Dict[str, str]:
     return still
 
 
+class SimProcess:
+    """The simulator process hw_check runs (``python3 -m rospy_control.middleware.sim_process``)."""
+
+    #: seconds to wait for its ``ready`` line
+    START_TIMEOUT = 20.0
+
+    def __init__(self, config: str, simulate: Optional[bool]) -> None:
+        self.key = f"hw_check-{os.getpid()}"
+        cmd = [sys.executable, "-m", "rospy_control.middleware.sim_process", config, "--key", self.key]
+        if simulate:
+            cmd.append("--sim")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     stdin=subprocess.DEVNULL)
+
+    def wait_ready(self, timeout: float = START_TIMEOUT) -> Optional[str]:
+        """None once it printed ``ready``, else why not (it exited, or timed out)."""
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        end = time.monotonic() + timeout
+        line = b""
+        while time.monotonic() < end:
+            ready, _, _ = select.select([fd], [], [], max(0.0, end - time.monotonic()))
+            if not ready:
+                break
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            line += chunk
+            if b"\n" in line:
+                if line.startswith(b"ready"):
+                    return None
+                break
+        if self.proc.poll() is not None:
+            assert self.proc.stderr is not None
+            err = self.proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
+            return f"it exited with status {self.proc.returncode}" + (f": {err[-1]}" if err else "")
+        return f"it did not answer within {timeout:g} s"
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(3.0)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        for f in (self.proc.stdout, self.proc.stderr):
+            if f is not None:
+                f.close()
+
+
+def _start_sim_process(mw: Middleware, config: str, simulate: Optional[bool]) -> Optional[SimProcess]:
+    """Start the simulator process and point ``mw`` at it; None (in-process fallback, said on stderr)
+    if it does not come up."""
+    sim: Optional[SimProcess] = None
+    try:
+        sim = SimProcess(config, simulate)
+        why = sim.wait_ready()
+    except OSError as err:
+        why = f"{type(err).__name__}: {err}"
+    if sim is None or why is not None:
+        sys.stderr.write(f"hw_check: the simulator process is unavailable ({why}); running the simulated "
+                         "firmware in this process (virtual bus) instead\n")
+        if sim is not None:
+            sim.stop()
+        return None
+    mw.use_simulator_process(sim.key, wait=5.0)
+    return sim
+
+
+def _simulator_line(mw: Middleware) -> str:
+    addresses = mw.simulator_addresses()
+    if addresses:
+        return "simulator: own process, " + "; ".join(f"{n}: {a}" for n, a in addresses.items()) + "\n"
+    return "simulator: in this process (virtual bus)\n"
+
+
 def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
     """Run the tool; returns the exit status (see the module docstring)."""
     args = _parser().parse_args(argv)
@@ -147,9 +236,14 @@ def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
     describe(mw, out)
     live = out.isatty()
     status = 0
+    sim: Optional[SimProcess] = None
     try:
+        if mw.simulators() and not args.sim_in_process:
+            sim = _start_sim_process(mw, args.config, simulate)
         mw.set_watchdog_mode("none")
         mw.start(enable_motors=not args.passive)
+        if mw.simulators():
+            out.write(_simulator_line(mw))
         if args.hold and not args.passive:
             snap = mw.snapshot()
             for m in mw.motors():
@@ -189,5 +283,7 @@ def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
         status = 130
     finally:
         mw.shutdown()
+        if sim is not None:
+            sim.stop()
     out.write("shut down: exit-motor-mode sent, buses closed\n")
     return status

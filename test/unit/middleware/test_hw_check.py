@@ -29,7 +29,8 @@ def test_script_is_thin_and_executable():
 def test_sim_run_prints_units_channels_load_and_table(capsys):
     rc, out, err = run([os.path.join(CONFIG, "arm_hardware.xml"), "--sim", "--duration", "0.2"], capsys)
     assert rc == 0, err
-    assert "bus load ~76 %" in out and "simulated (virtual bus)" in out
+    assert "bus load ~76 %" in out and "simulated" in out
+    assert "simulator: own process, can0: udp_multicast 239.255." in out, err
     assert "shoulder_pan_motor" in out and "gripper_motor" in out
     assert "POSITION" not in out or "ok" in out
     assert "statistics:" in out and "shut down" in out
