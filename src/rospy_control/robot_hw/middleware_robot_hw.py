@@ -20,7 +20,7 @@ fault tracker's ``faulted_joints``, the configuration's objects), never containe
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from rospy_control.exceptions import CommunicationError, ConfigError, HardwareError, HardwareInterfaceError
 from rospy_control.hardware_interface import ControllerInfo, RobotHW, SwitchState
@@ -33,11 +33,43 @@ from rospy_control.robot_hw._records import HOLD_MODES, KIND_INTERFACES, WATCHDO
 from rospy_control.robot_hw._status import ERROR, OK, STALE, WARN, DiagnosticRecord, build_status, diagnostics
 from rospy_control.robot_hw._switching import SwitchPlanner
 from rospy_control.robot_hw._writer import Writer
-from rospy_control.transmission_interface import TransmissionInterfaceLoader
+from rospy_control.transmission_interface import (
+    ActuatorToJointStateHandle, ActuatorToJointStateInterface, SimpleTransmission,
+    TransmissionInterfaceLoader,
+)
 
 __all__ = ["MiddlewareRobotHW", "DiagnosticRecord", "HOLD_MODES", "OK", "WARN", "ERROR", "STALE"]
 
 logger = get_logger(__name__)
+
+
+def _state_plan(rec: Records) -> Tuple[List[Tuple[Any, Any, float, float]], List[Callable[[], None]]]:
+    """The actuator -> joint state propagation of ``rec``'s transmissions, for ``read()``.
+
+    ``(simple, others)``: ``simple`` holds ``(actuator data, joint data, reduction, offset)`` of every
+    :class:`SimpleTransmission` state handle (computed inline by ``read()``, the same arithmetic as
+    the transmission's, without a list and a method call per value); ``others`` the ``propagate``
+    methods of the remaining handles (differentials, four-bar linkages, ...), in the loader's order.
+    """
+    loader = rec.loader
+    if loader is None:
+        return [], []
+    iface = loader.robot_transmissions.get(ActuatorToJointStateInterface)
+    if iface is None:
+        return [], []
+    simple: List[Tuple[Any, Any, float, float]] = []
+    others: List[Callable[[], None]] = []
+    for handle in iface.get_handles():
+        tr = handle.get_transmission()
+        acts = getattr(handle, "_actuators", None)
+        jnts = getattr(handle, "_joints", None)
+        if type(tr) is SimpleTransmission and type(handle) is ActuatorToJointStateHandle \
+                and acts is not None and jnts is not None and len(acts) == 1 and len(jnts) == 1 \
+                and all(hasattr(jnts[0], f) for f in ("absolute_position", "torque_sensor")):
+            simple.append((acts[0], jnts[0], tr.reduction, tr.joint_offset))
+        else:
+            others.append(handle.propagate)
+    return simple, others
 
 
 class MiddlewareRobotHW(RobotHW):
@@ -70,6 +102,7 @@ class MiddlewareRobotHW(RobotHW):
         """Make ``rec`` (and fresh helpers over it) the configuration this RobotHW runs."""
         self._rec = rec
         self._writer = Writer(rec, self._throttle)
+        self._state_plan = _state_plan(rec)
         self._faults = FaultTracker(rec, self._throttle)
         self._switching = SwitchPlanner(rec, self._throttle)
 
@@ -250,9 +283,21 @@ class MiddlewareRobotHW(RobotHW):
             act.state = s
             if s.fault != act.fault or s.received != act.received:
                 self._faults.actuator_changed(act, s)
-        loader = rec.loader
-        assert loader is not None  # configured (_mw is set): build() loaded the transmissions
-        loader.propagate_state()
+        # actuator -> joint state: what ``loader.propagate_state()`` does, with the 1:1 transmissions
+        # (every joint of an MIT-motor robot, usually) computed inline (see _state_plan)
+        simple, others = self._state_plan
+        for ad, jd, n, offset in simple:
+            jd.position = ad.position / n + offset
+            jd.velocity = ad.velocity / n
+            jd.effort = ad.effort * n
+            ap = ad.absolute_position
+            if ap is not None:
+                jd.absolute_position = ap / n + offset
+            ts = ad.torque_sensor
+            if ts is not None:
+                jd.torque_sensor = ts * n
+        for propagate in others:
+            propagate()
         for name, imu in rec.imus:
             s = states[name]
             imu.orientation = s.orientation
