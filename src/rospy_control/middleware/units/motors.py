@@ -19,6 +19,8 @@ from rospy_control.middleware.units.base import CanUnit, SharedReply, frame_bits
 
 logger = get_logger(__name__)
 
+_U64 = struct.Struct(">Q")
+
 __all__ = ["ControlMode", "Motor", "MotorState", "WATCHDOG_MODES"]
 
 #: values of :attr:`Motor.watchdog_mode`
@@ -178,6 +180,9 @@ class Motor(CanUnit):
         self._vk, self._v0 = (v_max - v_min) / 4095.0, v_min
         self._tk, self._t0 = (limits.t_max - limits.t_min) / 4095.0, limits.t_min
         self._limp = mit.pack_command(0, 0, 0, 0, 0, limits)
+        # POSITION commands differ only in p: the other 48 bits are cached (see _position_frame)
+        self._pos_key: Optional[tuple] = None
+        self._pos_low = 0
         self._cmd: Tuple[ControlMode, bytes] = (ControlMode.NONE, self._limp)
         # position-step cap on the wire (set_max_position_step): in p quanta, 0 = off
         self._max_step_int = 0
@@ -279,8 +284,7 @@ class Motor(CanUnit):
             return
         d = self.direction
         if mode == ControlMode.POSITION:
-            data = mit.pack_command(d * value + self.zero_offset, 0.0, self.position_kp, self.position_kd,
-                                    0.0, self.limits)
+            data = self._position_frame(d * value + self.zero_offset)
         elif mode == ControlMode.VELOCITY:
             data = mit.pack_command(0.0, d * value, 0.0, self.velocity_kd, 0.0, self.limits)
         elif mode == ControlMode.EFFORT:
@@ -293,6 +297,25 @@ class Motor(CanUnit):
             raise ValueError(f"motor '{self.name}': unknown control mode {mode!r}")
         self._cmd = (mode, data)
         self._cmd_seq = next(self._cmd_counter)
+
+    def _position_frame(self, p: float) -> bytes:
+        """``mit.pack_command(p, 0, position_kp, position_kd, 0, limits)``, bit for bit, with the fields
+        other than ``p`` packed once per (gains, limits) instead of at every command."""
+        limits = self.limits
+        key = (self.position_kp, self.position_kd, limits)
+        if key != self._pos_key:
+            self._pos_low = _U64.unpack(mit.pack_command(limits.p_min, 0.0, key[0], key[1], 0.0, limits))[0] \
+                & 0xFFFFFFFFFFFF
+            self._pos_key = key
+        lo = limits.p_min
+        hi = limits.p_max
+        if p < lo:  # mit.float_to_uint(p, lo, hi, 16)
+            p = lo
+        elif p > hi:
+            p = hi
+        elif p != p:
+            p = lo
+        return _U64.pack((int((p - lo) * 65535 / (hi - lo)) << 48) | self._pos_low)
 
     def set_position(self, position: float, velocity: float = 0.0, effort: float = 0.0) -> None:
         """POSITION mode with velocity and torque feed-forward (for pos/vel handles)."""
