@@ -431,7 +431,7 @@ class JointTrajectoryController(Controller):
         data = self._data
         pos = [d.position for d in data]
         vel = [d.velocity for d in data]
-        if any(getattr(d, "fault", None) is not None for d in data):
+        if [getattr(d, "fault", None) for d in data].count(None) != len(data):
             if not self._fault_seen:
                 # Beyond upstream: a goal is not left running into a dead joint; the others hold.
                 self._fault_seen = True
