@@ -45,7 +45,7 @@ lint: deps
 	@$(CURDIR)/tools/lint.sh
 
 bench: build
-	@source $(ENV) && for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b; done
+	@source $(ENV) && $(PY) bench/run_all.py --out $(WS)/bench/results.json
 
 run: build
 	@if [ ! -x scripts/driver_node ] || [ ! -f launch/bringup.launch ]; then \

@@ -87,7 +87,9 @@ def pct(values: List[float], q: float) -> float:
 
 
 def bench(n_joints: int, cycles: int, variant: str, profile: bool, synchronous: bool = False,
-          period: float = 0.001):
+          period: float = 0.001, paced: bool = False):
+    """Returns the per-call CPU and wall times (us) and the goal status; ``paced``: each call waits for
+    an absolute deadline ``period`` of real time after the previous one (else back to back)."""
     names = [f"joint_{i}" for i in range(n_joints)]
     graph = InMemoryGraph(time=10.0)
     root = InMemoryNodeHandle("/", graph)
@@ -132,8 +134,14 @@ def bench(n_joints: int, cycles: int, variant: str, profile: bool, synchronous: 
         prof = cProfile.Profile()
     gc.collect()
     gc.disable()
+    deadline = time.perf_counter()
     try:
         for _ in range(cycles):
+            if paced:
+                deadline += period
+                delay = deadline - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
             t += period
             graph.set_time(t)
             if prof is not None:

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""``make bench``: every measurable scenario of issue #11 in ONE table, and a JSON file.
+
+Scenarios (each short, the whole run well under 3 minutes):
+
+* quadruped in one process (:mod:`bench_control_loop`): 12 joints on 2 simulated buses, hardware and
+  control loop at 500 Hz, JTC executing -- late cycles, faults, bus rate reached, CPU % of the
+  driver's threads (simulator counted apart), control-loop work, action latency; and the same at the
+  default rates (buses 300 Hz, loop 200 Hz);
+* ``cm.update`` with joint_state_controller + JTC executing, 12 joints (:mod:`bench_controller_manager`),
+  back to back and paced at 1 kHz, next to the C++ ros_control anchor when its harness is built
+  (``ANCHOR_BENCH=<path to anchor_bench>`` or ``/tmp/anchor_ws/devel/lib/anchor_bench/anchor_bench``,
+  see ``/work/shared/anchor_bench/README.md``; it needs a ROS master, started here on a private port);
+* bus request/reply cost, 12 MIT motors on one bus at 500 Hz vs. the python-can floor for the same
+  frames (:mod:`bench_middleware`).
+
+Usage: source tools/env.sh && /usr/bin/python3 bench/run_all.py [--out .ws/bench/results.json] [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from typing import Any, Dict, List, Optional, Tuple
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import bench_control_loop  # noqa: E402
+import bench_controller_manager  # noqa: E402
+import bench_middleware  # noqa: E402
+
+ANCHOR_DEFAULT = "/tmp/anchor_ws/devel/lib/anchor_bench/anchor_bench"
+
+Row = Tuple[str, str, str, str, str]  # scenario, metric, value, reference, target (met?)
+
+
+def fmt(v: float, digits: int = 1) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.{digits}f}"
+
+
+def verdict(ok: Optional[bool]) -> str:
+    return "" if ok is None else (" MET" if ok else " MISSED")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        return s.getsockname()[1]
+
+
+def run_anchor(path: str, cycles: int) -> Dict[str, float]:
+    """The C++ harness, 12 joints, tight and paced: ``{"tight": cpu median, "paced": ...}`` (us)."""
+    port = free_port()
+    env = dict(os.environ, ROS_MASTER_URI=f"http://localhost:{port}")
+    ws = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(path))))
+    setup = os.path.join(ws, "devel", "setup.bash")
+    master = subprocess.Popen(["roscore", "-p", str(port)], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    out: Dict[str, float] = {}
+    try:
+        time.sleep(3.0)
+        cmd = f"source {setup} && {path} --cycles {cycles} --joints 12"
+        res = subprocess.run(["bash", "-c", cmd], env=env, capture_output=True, text=True, timeout=120)
+        for line in res.stdout.splitlines():
+            m = re.match(r"RESULT lang=cpp mode=(tight|paced) n=12 cpu_med=([0-9.]+) cpu_p99=([0-9.]+)", line)
+            if m:
+                out[m.group(1)] = float(m.group(2))
+                out[m.group(1) + "_p99"] = float(m.group(3))
+    except (OSError, subprocess.SubprocessError) as err:
+        print(f"(C++ anchor failed: {err})", file=sys.stderr)
+    finally:
+        os.killpg(master.pid, signal.SIGINT)
+        try:
+            master.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(master.pid, signal.SIGKILL)
+    return out
+
+
+def split(r: Dict[str, Any]) -> str:
+    pct = r["cpu_pct"]
+    return "sim {} %, buses {} %, loop {} %".format(
+        fmt(pct.get("simulator", 0.0)), fmt(pct.get("bus threads", 0.0)), fmt(pct.get("control loop", 0.0)))
+
+
+def cm_update(cycles: int, paced: bool) -> Dict[str, float]:
+    cpu, wall, status = bench_controller_manager.bench(12, cycles, "position", False, paced=paced)
+    cpu.sort()
+    return {"median": statistics.median(cpu), "p99": cpu[int(0.99 * (len(cpu) - 1))],
+            "wall_median": statistics.median(wall), "goal_status": status}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=os.path.join(HERE, "..", ".ws", "bench", "results.json"))
+    ap.add_argument("--quick", action="store_true", help="shorter runs (noisier figures)")
+    ap.add_argument("--anchor", default=os.environ.get("ANCHOR_BENCH", ANCHOR_DEFAULT))
+    args = ap.parse_args()
+    logging.basicConfig(level=logging.ERROR)  # bus-load warnings are expected (500 Hz on a virtual bus)
+    logging.getLogger().setLevel(logging.ERROR)
+    dur = 3.0 if args.quick else 6.0
+    cycles = 5000 if args.quick else 10000
+    results: Dict[str, Any] = {"python": sys.version.split()[0], "cpus": os.cpu_count(),
+                               "time": time.strftime("%Y-%m-%d %H:%M:%S"),
+                               "load_at_start": os.getloadavg()[0]}
+    rows: List[Row] = []
+
+    print("quadruped 500/500 ...", file=sys.stderr)
+    q = bench_control_loop.run(dur, 500.0, 500.0)
+    results["quadruped_500"] = q
+    sc = "quadruped, 12 joints, 2 buses, hw 500 Hz, loop 500 Hz, JTC executing"
+    rows.append((sc, "late cycles of the control loop", f"{fmt(q['late_pct'], 2)} %", "", "<= 0.5 %"
+                 + verdict(q["late_pct"] <= 0.5)))
+    rows.append((sc, "units in FAULT", str(len(q["faults"])), f"missed replies {q['missed_replies']}",
+                 "0" + verdict(not q["faults"])))
+    worst = min(q["bus_rate_pct"].values())
+    rows.append((sc, "bus cycle rate reached (worst bus)", f"{fmt(worst, 2)} %", "", ">= 99.5 %"
+                 + verdict(worst >= 99.5)))
+    rows.append((sc, "driver CPU (all threads but the simulator)", f"{fmt(q['driver_cpu_pct'])} %",
+                 split(q),
+                 "<= 40 %" + verdict(q["driver_cpu_pct"] <= 40.0)))
+    sc2 = "control loop work (read + cm.update + write), 12 joints"
+    rows.append((sc2, "median / p99 wall", f"{fmt(q['work_median_us'])} / {fmt(q['work_p99_us'])} us",
+                 f"CPU {fmt(q['work_cpu_median_us'])} / {fmt(q['work_cpu_p99_us'])} us",
+                 "<= 150 / 500 us" + verdict(q["work_median_us"] <= 150 and q["work_p99_us"] <= 500)))
+    rows.append(("action: goal accepted -> first changed command frame", "median / max of 5",
+                 f"{fmt(q['action_latency_ms'], 2)} / {fmt(q['action_latency_max_ms'], 2)} ms",
+                 f"accept() itself {fmt(q['accept_ms'], 2)} ms",
+                 "<= 6 ms (2 periods + 2 ms)" + verdict(q["action_latency_max_ms"] <= 6.0)))
+
+    print("quadruped default rates ...", file=sys.stderr)
+    d = bench_control_loop.run(dur / 2, 300.0, 200.0, latency=False)
+    results["quadruped_default"] = d
+    sc3 = "quadruped at default rates (hw 300 Hz, loop 200 Hz), JTC executing"
+    rows.append((sc3, "driver CPU (all threads but the simulator)", f"{fmt(d['driver_cpu_pct'])} %",
+                 split(d), ""))
+
+    print("cm.update ...", file=sys.stderr)
+    tight = cm_update(cycles, False)
+    paced = cm_update(cycles // 2, True)
+    results["cm_update"] = {"tight": tight, "paced": paced}
+    anchor: Dict[str, float] = {}
+    if args.anchor and os.path.exists(args.anchor) and shutil.which("roscore"):
+        print("C++ anchor ...", file=sys.stderr)
+        anchor = run_anchor(args.anchor, cycles // 2)
+    results["cm_update"]["cpp"] = anchor
+    sc4 = "cm.update, JSC + JTC executing, 12 joints (CPU per call)"
+    for mode, r in (("back to back", tight), ("paced at 1 kHz", paced)):
+        key = "tight" if mode == "back to back" else "paced"
+        cpp = anchor.get(key)
+        ratio = r["median"] / cpp if cpp else float("nan")
+        rows.append((sc4, f"{mode}: median / p99", f"{fmt(r['median'])} / {fmt(r['p99'])} us",
+                     f"C++ {fmt(cpp, 2) if cpp else 'not built'} us, ratio {fmt(ratio)}x",
+                     "<= 6x C++" + (verdict(ratio <= 6.0) if cpp else "")))
+
+    print("bus request/reply ...", file=sys.stderr)
+    floor = bench_middleware.run_floor(12, 500.0, dur / 2)
+    mw = bench_middleware.run_middleware(12, 500.0, dur / 2, 2000.0)
+    results["bus"] = {"floor": floor, "middleware": mw}
+    rows.append(("bus: 12 MIT motors, one bus, 500 Hz (simulator in the process)",
+                 "CPU per request/reply (whole process)", f"{fmt(mw['cpu_us'] / 12)} us",
+                 f"python-can floor {fmt(floor['cpu_us'] / 12)} us, "
+                 f"ratio {fmt(mw['cpu_us'] / floor['cpu_us'], 2)}x",
+                 ""))
+    rows.append(("", "cycle rate reached / late cycles", f"{fmt(mw['rate'])} Hz / {fmt(mw['late_pct'], 2)} %",
+                 f"floor {fmt(floor['rate'])} Hz / {fmt(floor['late_pct'], 2)} %", ""))
+
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
+    head = ("scenario", "metric", "measured", "reference", "target")
+    widths = [max(w, len(h)) for w, h in zip(widths, head)]
+    line = " | ".join(h.ljust(w) for h, w in zip(head, widths))
+    print(f"\nrospy_control benchmarks ({results['time']}, python {results['python']}, "
+          f"{results['cpus']} CPUs, load {results['load_at_start']:.2f})")
+    print(line)
+    print("-" * len(line))
+    for r in rows:
+        print(" | ".join(c.ljust(w) for c, w in zip(r, widths)))
+    results["table"] = [dict(zip(head, r)) for r in rows]
+    out = os.path.abspath(args.out)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(results, f, indent=2, default=str)
+    print(f"\nwritten: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
