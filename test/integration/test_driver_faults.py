@@ -5,7 +5,8 @@ Runs against the simulated arm in either branch (``~use_ros_control``):
 
 * **Host stalls**: the driver process is frozen (SIGSTOP ... SIGCONT) for 150-400 ms, ten times,
   while trajectories run -- as a laptop's scheduler does to it.  No motor may fault (the simulated
-  firmware froze with the process, exactly like nothing happened on the bus), every goal sent after
+  firmware runs in its own node, as real firmware does: the motors keep holding their last command
+  while the driver is frozen; with ``sim_process:=false`` it freezes with the driver), every goal sent after
   the last freeze succeeds, and no position step between two consecutive command frames a motor
   received exceeds what the joint's URDF velocity limit allows over two control periods (the
   simulated firmware records the steps; ``/diagnostics`` reports them).

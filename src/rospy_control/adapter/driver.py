@@ -47,6 +47,22 @@ Private parameters (all settable from ``launch/bringup.launch`` arguments):
 * ``~sim`` (bool, default true) -- true: every CAN channel is simulated (the XML's ``<simulation>``
   elements give the model; channels without one get default models); false: every
   ``<simulation>`` element is ignored and the configured real python-can interfaces are opened.
+* ``~sim_process`` (bool, default false; ``bringup.launch`` sets it from its ``sim_process``
+  argument, default true) -- with ``~sim``, true: the simulated firmware runs in its own process,
+  the simulator node (``scripts/sim_node``, :mod:`rospy_control.adapter.sim_node`, started by
+  ``bringup.launch``), and the channels talk to it over python-can's ``udp_multicast`` interface
+  through their hardware code path; a host stall of the driver then no longer freezes the motors.
+  Before enabling the motors the driver waits up to ``~sim_wait`` for the simulator to answer; if
+  the bus cannot be opened or nobody answers, it says so in one warning and falls back to the
+  in-process simulator.  false: the simulated firmware runs in this process on a ``virtual`` bus
+  (a driver started on its own, without a simulator node).
+* ``~sim_bus_key`` (string, default ``<ROS master port><namespace>``, e.g. ``11311/``) -- the key the
+  multicast group and port of each channel are derived from
+  (:func:`rospy_control.middleware.simulation.bus.sim_bus_address`); the simulator node must use the
+  same (``bringup.launch`` passes its ``sim_bus_key`` argument to both).
+* ``~sim_node`` (string, default ``sim``, resolved in the node's namespace) -- the simulator node,
+  whose ``set_fault`` and ``reset_command_stats`` services ``~sim/...`` forward to.
+* ``~sim_wait`` (double, s, default 60) -- how long to wait for the simulator process.
 * ``~use_ros_control`` (bool, default true) -- the branch (see above).
 * ``~control_rate`` (double, Hz, default 200) -- rate of the read -> update -> write loop.
 * ``~publish_rate`` (double, Hz, default 100) -- ``/joint_states`` rate.  Standalone: the
@@ -85,7 +101,10 @@ Services (both branches):
   ``success`` is false and ``message`` names the units still failing, with the reason.
 * ``~sim/set_fault`` (rospy_control/SetSimFault) and ``~sim/reset_command_stats``
   (std_srvs/Trigger), with ``~sim`` only -- switch a fault of the simulated firmware on or off, and
-  reset the per-motor command statistics the simulator reports on ``/diagnostics``.
+  reset the per-motor command statistics the simulator reports on ``/diagnostics``.  With the
+  simulator in its own process they forward to its ``<~sim_node>/set_fault`` and
+  ``<~sim_node>/reset_command_stats`` (which it also offers directly); with the in-process simulator
+  they act here.
 
 A fault at start-up (a motor that does not answer) is not a configuration error: the node starts,
 reports the faulted joints (log and ``/diagnostics``), runs the controllers, whose faulted joints get
@@ -99,6 +118,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import genpy
 import rosgraph
+import rosgraph.names
 import rospy
 from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
@@ -130,6 +150,8 @@ from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
 from rospy_control.exceptions import CommunicationError, ConfigError, RospyControlError
 from rospy_control.log import get_logger
 from rospy_control.middleware import Middleware
+from rospy_control.middleware.sim_process import apply_sim_fault
+from rospy_control.middleware.simulation.bus import default_bus_key
 from rospy_control.robot_hw import MiddlewareRobotHW
 from rospy_control.srv import SetSimFault, SetSimFaultResponse
 
@@ -179,6 +201,9 @@ class Driver:
     def _start(self) -> None:
         p = self.params
         self.middleware = Middleware.from_xml(p.configure, simulate=True if p.sim else False)
+        if p.sim and p.sim_process:
+            key = p.sim_bus_key or default_bus_key(rosgraph.get_master_uri(), rospy.get_namespace())
+            self.middleware.use_simulator_process(key, wait=p.sim_wait)
         urdf = rospy.get_param("robot_description", None)
         if not isinstance(urdf, str) or not urdf.strip():
             raise ConfigError("parameter 'robot_description' is not set (load the URDF, e.g. "
@@ -212,7 +237,8 @@ class Driver:
         logger.info("driver: %s branch running at %.0f Hz with %d joint(s)%s; hardware '%s'%s",
                     "ros_control" if p.use_ros_control else "standalone", p.control_rate, len(joints),
                     "" if not joints else f" ({', '.join(joints)})", self.middleware.name,
-                    " (simulated)" if p.sim else "")
+                    (" (simulated in the simulator process)" if self.middleware.simulator_process
+                     else " (simulated in this process)") if p.sim else "")
 
     def _hint(self, types: Dict[str, str]) -> None:
         """Tell a user how to drive the robot (``make run`` prints this)."""
@@ -287,24 +313,49 @@ class Driver:
         if not self.params.sim:
             return
         mw = self.middleware
+        if mw.simulator_process:
+            self._start_sim_forwarders()
+            return
 
         def set_fault(req: Any) -> SetSimFaultResponse:
-            value = req.value if req.value else None
-            unit = req.unit
-            channel = mw.channels.get(unit)
-            if channel is not None and channel.units:  # a bus-wide fault named by its channel
-                unit = channel.units[0].name
-            try:
-                mw.set_sim_fault(unit, req.fault, bool(req.enable), value)
-            except Exception as err:  # noqa: BLE001 - a bad request is answered, not raised
-                return SetSimFaultResponse(success=False, message=str(err))
-            text = f"simulated fault '{req.fault}' of '{req.unit}' switched {'on' if req.enable else 'off'}"
-            logger.warning("sim: %s", text)
-            return SetSimFaultResponse(success=True, message=text)
+            ok, text = apply_sim_fault(mw, req.unit, req.fault, bool(req.enable), req.value)
+            if ok:
+                logger.warning("sim: %s", text)
+            return SetSimFaultResponse(success=ok, message=text)
 
         def reset_stats(_req: Any) -> TriggerResponse:
             mw.reset_simulator_command_stats()
             return TriggerResponse(success=True, message="command statistics of the simulated motors reset")
+
+        self._services.append(rospy.Service("~sim/set_fault", SetSimFault, set_fault))
+        self._services.append(rospy.Service("~sim/reset_command_stats", Trigger, reset_stats))
+
+    def _start_sim_forwarders(self) -> None:
+        """``~sim/set_fault`` and ``~sim/reset_command_stats`` forwarded to the simulator node."""
+        sim_ns = rospy.resolve_name(self.params.sim_node)
+        targets = {"set_fault": rosgraph.names.ns_join(sim_ns, "set_fault"),
+                   "reset_command_stats": rosgraph.names.ns_join(sim_ns, "reset_command_stats")}
+        logger.info("driver: ~sim/set_fault and ~sim/reset_command_stats forward to %s and %s",
+                    targets["set_fault"], targets["reset_command_stats"])
+
+        def call(name: str, cls: Any, req: Any, failed: Callable[[str], Any]) -> Any:
+            try:
+                rospy.wait_for_service(targets[name], 5.0)
+                return rospy.ServiceProxy(targets[name], cls)(req)
+            except Exception as err:  # noqa: BLE001 - answer the caller, never kill the service thread
+                return failed(f"simulator node service {targets[name]} unreachable: "
+                              f"{type(err).__name__}: {err}")
+
+        def set_fault(req: Any) -> Any:
+            answer = call("set_fault", SetSimFault, req,
+                          lambda why: SetSimFaultResponse(success=False, message=why))
+            if answer.success:
+                logger.warning("sim: %s", answer.message)
+            return answer
+
+        def reset_stats(req: Any) -> Any:
+            return call("reset_command_stats", Trigger, req,
+                        lambda why: TriggerResponse(success=False, message=why))
 
         self._services.append(rospy.Service("~sim/set_fault", SetSimFault, set_fault))
         self._services.append(rospy.Service("~sim/reset_command_stats", Trigger, reset_stats))
@@ -383,7 +434,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Run the driver node until shutdown (details of each in the module docstring).
 
     Private parameters: ``~configure`` (hardware XML path or text, required), ``~sim`` (true),
-    ``~use_ros_control`` (true), ``~control_rate`` (200 Hz), ``~publish_rate`` (100 Hz),
+    ``~sim_process`` (false), ``~sim_bus_key`` (master port + namespace), ``~sim_node`` (sim),
+    ``~sim_wait`` (60 s), ``~use_ros_control`` (true), ``~control_rate`` (200 Hz), ``~publish_rate`` (100 Hz),
     ``~start_joint_state_controller`` (true), ``~joint_state_controller`` (its name),
     ``~trajectory_controllers`` / ``~sensor_controllers`` (standalone; default: from the YAML),
     ``~check_controllers`` (true), ``~hold_mode`` (position), ``~diagnostics_period`` (1 s),

@@ -42,10 +42,18 @@ class DriverParams:
     PUBLISH_RATE = 100.0
     DIAGNOSTICS_PERIOD = 1.0
     STATISTICS_PERIOD = 1.0
+    #: s the driver waits for the simulator process before it falls back to the in-process one
+    SIM_WAIT = 60.0
 
     def __init__(self, get: Callable[[str, Any], Any]) -> None:
         self.configure = get("configure", None)
         self.sim = _as_bool("~sim", get("sim", True))
+        # false unless asked for: a driver started on its own (rosrun, a test's subprocess) has no
+        # simulator node to talk to; bringup.launch starts one and sets this true (its default)
+        self.sim_process = _as_bool("~sim_process", get("sim_process", False))
+        self.sim_bus_key = str(get("sim_bus_key", "") or "")
+        self.sim_node = str(get("sim_node", "sim") or "sim")
+        self.sim_wait = _non_negative("~sim_wait", get("sim_wait", self.SIM_WAIT))
         self.use_ros_control = _as_bool("~use_ros_control", get("use_ros_control", True))
         self.control_rate = _positive("~control_rate", get("control_rate", self.CONTROL_RATE))
         self.publish_rate_given = get("publish_rate", None) is not None

@@ -1,7 +1,10 @@
-"""Simulated firmware: answers on a python-can ``virtual`` bus exactly like the real devices.
+"""Simulated firmware: answers on a python-can bus exactly like the real devices.
 
-The simulator owns its own :class:`can.interfaces.virtual.VirtualBus` on the channel's (private)
-virtual channel and one thread.  For every frame it receives it behaves like the firmware:
+The simulator owns its own bus and one thread: a :class:`can.interfaces.virtual.VirtualBus` on the
+channel's (private) virtual channel when it runs in the driver's process, or the channel's
+``udp_multicast`` group when it runs in a process of its own (:mod:`.bus`,
+:mod:`rospy_control.middleware.sim_process`).  For every frame it receives it behaves like the
+firmware:
 
 * **MIT motors** (:class:`SimulatedMotor`): answer every 8-byte frame to their id (enter / exit /
   zero / command) with a reply of the configured DLC on the master id; commands are applied only in
@@ -36,7 +39,7 @@ frame with ``kp = 0`` and entering or leaving motor mode break the chain.
 
 Modules: :mod:`.base` (settings, fault switches, what every model shares), :mod:`.motor`,
 :mod:`.sensors` (the device models), :mod:`.firmware` (:class:`SimulatedFirmware`: the models of one
-channel on a virtual bus, and its thread).
+channel on one bus, and its thread), :mod:`.bus` (the cross-process bus: addresses, readiness probe).
 """
 from __future__ import annotations
 

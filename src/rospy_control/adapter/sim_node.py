@@ -1,0 +1,139 @@
+"""The simulator node: the simulated firmware of a hardware XML in a process of its own.
+
+``scripts/sim_node`` only calls :func:`main`; ``launch/bringup.launch`` starts it (as ``sim``) next to
+the driver with ``sim:=true`` (and ``sim_process:=true``, the default).  It runs every simulated
+channel's :class:`~rospy_control.middleware.simulation.SimulatedFirmware` on that channel's
+``udp_multicast`` bus (:mod:`rospy_control.middleware.sim_process`), so the driver's frames reach it
+through their hardware code path, and a stall of the driver process leaves the "motors" running,
+holding their last command, as real ones do.
+
+Private parameters:
+
+* ``~configure`` (string, **required**) -- the hardware XML (path or text), the driver's.
+* ``~sim`` (bool, default true) -- true: simulate every channel (as the driver's ``~sim``); false:
+  only the channels whose ``<simulation>`` is enabled.
+* ``~bus_key`` (string, default ``<ROS master port><namespace>``) -- must equal the driver's
+  ``~sim_bus_key`` (see :mod:`rospy_control.middleware.simulation.bus`).
+* ``~diagnostics_period`` (double, s, default 1.0) -- ``/diagnostics`` period; 0 disables.
+
+Services: ``~set_fault`` (rospy_control/SetSimFault: switch a simulated fault on or off; ``unit``
+may name a channel for ``bus_errors``) and ``~reset_command_stats`` (std_srvs/Trigger).  The driver's
+``~sim/set_fault`` and ``~sim/reset_command_stats`` forward to them.
+
+Published: ``/diagnostics`` with a ``<node>: simulator`` status (per motor the command frames
+received and the largest position step between two consecutive command frames) and a
+``<node>: simulator bus`` status (the multicast group and port of each channel, frames handled,
+errors of the firmware threads).
+
+Exit codes: 0 clean shutdown, 1 configuration error, 2 the bus cannot be opened (the driver then
+falls back to its in-process simulator after ``~sim_wait``).
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, List, Optional
+
+import rosgraph
+import rospy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from std_srvs.srv import Trigger, TriggerResponse
+
+from rospy_control.adapter.diagnostics import DiagnosticsThread, DriverDiagnostics
+from rospy_control.adapter.driver_config import _as_bool, _non_negative
+from rospy_control.exceptions import CommunicationError, ConfigError, RospyControlError
+from rospy_control.log import get_logger
+from rospy_control.middleware.sim_process import SimulatorHost, apply_sim_fault
+from rospy_control.middleware.simulation.bus import default_bus_key
+from rospy_control.srv import SetSimFault, SetSimFaultResponse
+
+__all__ = ["SimDiagnostics", "main"]
+
+logger = get_logger(__name__)
+
+
+class SimDiagnostics(DriverDiagnostics):
+    """The simulator node's ``DiagnosticArray``: the ``simulator`` and ``simulator bus`` statuses."""
+
+    def __init__(self, host: SimulatorHost, prefix: str) -> None:
+        super().__init__(host.middleware, prefix)
+        self.host = host
+
+    def build(self, stamp: Any = None) -> DiagnosticArray:
+        msg = DiagnosticArray()
+        if stamp is not None:
+            msg.header.stamp = stamp
+        sim = self.simulator_status()
+        if sim is not None:
+            msg.status.append(sim)
+        errors = self.host.errors()
+        values = []
+        for name, address in self.host.addresses.items():
+            values.append(KeyValue(key=f"{name} bus", value=f"{address.group} port {address.port}"))
+            values.append(KeyValue(key=f"{name} frames handled",
+                                   value=str(self.host.simulators[name].frames_handled)))
+        for name, err in errors.items():
+            values.append(KeyValue(key=f"{name} error", value=err))
+        msg.status.append(DiagnosticStatus(
+            level=DiagnosticStatus.WARN if errors else DiagnosticStatus.OK, name=self._name("simulator bus"),
+            message=("errors: " + "; ".join(errors.values())) if errors else f"bus key '{self.host.key}'",
+            hardware_id=self.mw.name, values=values))
+        return msg
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Run the simulator node until shutdown (parameters and exit codes: module docstring)."""
+    rospy.init_node("sim", argv=argv if argv is not None else sys.argv)
+    host = None
+    services: List[rospy.Service] = []
+    diagnostics = None
+    try:
+        configure = rospy.get_param("~configure", None)
+        if not isinstance(configure, str) or not configure.strip():
+            raise ConfigError("private parameter ~configure is not set: give the hardware XML path",
+                              "~configure")
+        simulate = _as_bool("~sim", rospy.get_param("~sim", True))
+        key = str(rospy.get_param("~bus_key", "") or "")
+        if not key:
+            key = default_bus_key(rosgraph.get_master_uri(), rospy.get_namespace())
+        period = _non_negative("~diagnostics_period", rospy.get_param("~diagnostics_period", 1.0))
+        host = SimulatorHost.from_xml(configure, key, simulate=True if simulate else None)
+        host.start()
+    except ConfigError as err:
+        rospy.logfatal("sim: configuration error, not starting: %s", err)
+        rospy.signal_shutdown("configuration error")
+        return 1
+    except (CommunicationError, RospyControlError) as err:
+        rospy.logfatal("sim: cannot run the simulator process (the driver falls back to its in-process "
+                       "simulator): %s", err)
+        rospy.signal_shutdown("bus error")
+        return 2
+    mw = host.middleware
+
+    def set_fault(req: Any) -> SetSimFaultResponse:
+        ok, text = apply_sim_fault(mw, req.unit, req.fault, bool(req.enable), req.value)
+        if ok:
+            logger.warning("sim: %s", text)
+        return SetSimFaultResponse(success=ok, message=text)
+
+    def reset_stats(_req: Any) -> TriggerResponse:
+        mw.reset_simulator_command_stats()
+        return TriggerResponse(success=True, message="command statistics of the simulated motors reset")
+
+    try:
+        services.append(rospy.Service("~set_fault", SetSimFault, set_fault))
+        services.append(rospy.Service("~reset_command_stats", Trigger, reset_stats))
+        pub = rospy.Publisher("/diagnostics", DiagnosticArray, queue_size=10)
+        if period > 0.0:
+            diagnostics = DiagnosticsThread(SimDiagnostics(host, rospy.get_name()), pub.publish,
+                                            rospy.Time.now, period)
+            diagnostics.start()
+        logger.info("sim: simulated firmware of '%s' running; faults: rosservice call %s", mw.name,
+                    rospy.resolve_name("~set_fault"))
+        rospy.spin()
+    finally:
+        if diagnostics is not None:
+            diagnostics.stop()
+        for service in services:
+            service.shutdown("sim shutting down")
+        host.stop()
+    return 0
