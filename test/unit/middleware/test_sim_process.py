@@ -214,7 +214,8 @@ def test_hw_check_falls_back_when_the_simulator_process_fails(capsys, monkeypatc
     monkeypatch.setattr(hw.SimProcess, "wait_ready",
                         lambda self, timeout=0.0: "it exited with status 2: boom")
     out = io.StringIO()
-    rc = hw_check([os.path.join(CONFIG, "arm_hardware.xml"), "--sim", "--duration", "0.1"], out=out)
+    rc = hw_check([os.path.join(CONFIG, "arm_hardware.xml"), "--sim", "--sim-process", "--duration", "0.1"],
+                  out=out)
     err = capsys.readouterr().err
     assert rc == 0, err
     assert "the simulator process is unavailable (it exited with status 2: boom); running the simulated " \
