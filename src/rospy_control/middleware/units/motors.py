@@ -16,6 +16,7 @@ from rospy_control.middleware.config import (
 )
 from rospy_control.middleware.protocols import mit
 from rospy_control.middleware.units.base import CanUnit, SharedReply, frame_bits
+from rospy_control.middleware.units.step_limit import PositionStepLimiter
 
 logger = get_logger(__name__)
 
@@ -184,13 +185,7 @@ class Motor(CanUnit):
         self._pos_key: Optional[tuple] = None
         self._pos_low = 0
         self._cmd: Tuple[ControlMode, bytes] = (ControlMode.NONE, self._limp)
-        # position-step cap on the wire (set_max_position_step): in p quanta, 0 = off
-        self._max_step_int = 0
-        self._last_pi = -1
-        #: the cap in rad (after quantisation), None = no cap
-        self.max_position_step: Optional[float] = None
-        #: command frames whose position step was capped
-        self.limited_frames = 0
+        self._step = PositionStepLimiter(limits)  # position-step cap on the wire
         # every public command method stores _cmd, then the next value of this counter in _cmd_seq
         self._cmd_counter = itertools.count(1)
         self._cmd_seq = 0
@@ -419,7 +414,7 @@ class Motor(CanUnit):
                 # frame constants and packed commands are sent as they are, not copied every cycle
                 msg.data = mit.EXIT_MOTOR_MODE  # type: ignore[assignment]
                 self._last_tx = now
-                self._last_pi = -1
+                self._step.restart()
                 return msg
             return None
         if not self._active:
@@ -443,11 +438,11 @@ class Motor(CanUnit):
             self._reenter = False
             msg.data = mit.ENTER_MOTOR_MODE  # type: ignore[assignment]  # bytes (see above)
             self._inflight_enter = True
-            self._last_pi = -1
+            self._step.restart()
         elif self._zero_requested:
             self._zero_requested = False
             msg.data = mit.SET_ZERO  # type: ignore[assignment]  # bytes (see above)
-            self._last_pi = -1
+            self._step.restart()
         else:
             mode, data = self._cmd
             if self._wd_active:
@@ -460,8 +455,8 @@ class Motor(CanUnit):
                 self._wd_trip(mode, data, True)
                 data = self._wd_hold
             self._inflight = mode
-            if self._max_step_int:
-                data = self._limit_step(data)
+            if self._step.active:
+                data = self._step.apply(data)
             msg.data = data  # type: ignore[assignment]  # bytes (see above)
         self._awaiting = 1
         self._sent_at = now
@@ -469,47 +464,20 @@ class Motor(CanUnit):
 
     def set_max_position_step(self, step: Optional[float]) -> None:
         """Cap the position set-point step between two consecutive command frames this motor is sent
-        (rad, joint side; None or 0 = no cap).
+        (rad, joint side; None or 0 = no cap), on the wire, whatever the callers' timing (see
+        :class:`~.step_limit.PositionStepLimiter`).  The RobotHW sets it from the URDF velocity limits
+        (:meth:`MiddlewareRobotHW.limit_command_steps`)."""
+        self._step.set(step, self.name)
 
-        Enforced by the channel thread on the wire, whatever the callers and the threads' timing do:
-        if a command's position lies further than ``step`` from the previous frame's, the frame carries
-        the previous position moved by ``step`` toward it, and the next frames continue from there.
-        Only frames with kp above its minimum (position-holding commands) form a chain; an
-        enter-motor-mode, set-zero or kp = 0 frame starts a new one.  The RobotHW sets it from the
-        URDF velocity limits (:meth:`MiddlewareRobotHW.limit_command_steps`).
-        """
-        if not step:
-            self._max_step_int = 0
-            self.max_position_step = None
-            return
-        if not step > 0.0:
-            raise ValueError(f"motor '{self.name}': max position step must be > 0, got {step!r}")
-        quantum = (self.limits.p_max - self.limits.p_min) / 65535.0
-        self._max_step_int = max(1, int(step / quantum))
-        self.max_position_step = self._max_step_int * quantum
+    @property
+    def max_position_step(self) -> Optional[float]:
+        """The cap in rad (after quantisation, never above the requested one), None = no cap."""
+        return self._step.step
 
-    def _limit_step(self, data: bytes) -> bytes:
-        """Apply :meth:`set_max_position_step` to a command frame (channel thread, integer arithmetic on
-        the frame's 16-bit position field)."""
-        w = int.from_bytes(data, "big")
-        if not (w >> 24) & 0xFFF:  # kp at its minimum: not a position-holding command
-            self._last_pi = -1
-            return data
-        pi = w >> 48
-        last = self._last_pi
-        if last >= 0:
-            lim = self._max_step_int
-            if pi > last + lim:
-                pi = last + lim
-            elif pi < last - lim:
-                pi = last - lim
-            else:
-                lim = 0
-            if lim:
-                self.limited_frames += 1
-                data = ((w & 0xFFFFFFFFFFFF) | (pi << 48)).to_bytes(8, "big")
-        self._last_pi = pi
-        return data
+    @property
+    def limited_frames(self) -> int:
+        """Command frames whose position step was capped."""
+        return self._step.limited_frames
 
     def _wd_reset(self, now: float) -> None:
         self._wd_seen = self._cmd_seq
