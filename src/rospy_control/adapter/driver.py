@@ -138,6 +138,7 @@ from rospy_control.adapter.driver_config import (
 )
 from rospy_control.adapter.fault_reset import FaultReset
 from rospy_control.adapter.ros_node_handle import RosNodeHandle
+from rospy_control.adapter.sim_node import sim_fault_services
 from rospy_control.adapter.standalone import (
     JointStateSampler,
     JointStatesThread,
@@ -150,7 +151,6 @@ from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
 from rospy_control.exceptions import CommunicationError, ConfigError, RospyControlError
 from rospy_control.log import get_logger
 from rospy_control.middleware import Middleware
-from rospy_control.middleware.sim_process import apply_sim_fault
 from rospy_control.middleware.simulation.bus import default_bus_key
 from rospy_control.robot_hw import MiddlewareRobotHW
 from rospy_control.srv import SetSimFault, SetSimFaultResponse
@@ -312,23 +312,10 @@ class Driver:
         self._services.append(rospy.Service("~reset_faults", Trigger, reset_faults))
         if not self.params.sim:
             return
-        mw = self.middleware
-        if mw.simulator_process:
+        if self.middleware.simulator_process:
             self._start_sim_forwarders()
             return
-
-        def set_fault(req: Any) -> SetSimFaultResponse:
-            ok, text = apply_sim_fault(mw, req.unit, req.fault, bool(req.enable), req.value)
-            if ok:
-                logger.warning("sim: %s", text)
-            return SetSimFaultResponse(success=ok, message=text)
-
-        def reset_stats(_req: Any) -> TriggerResponse:
-            mw.reset_simulator_command_stats()
-            return TriggerResponse(success=True, message="command statistics of the simulated motors reset")
-
-        self._services.append(rospy.Service("~sim/set_fault", SetSimFault, set_fault))
-        self._services.append(rospy.Service("~sim/reset_command_stats", Trigger, reset_stats))
+        self._services.extend(sim_fault_services(self.middleware, "~sim/"))
 
     def _start_sim_forwarders(self) -> None:
         """``~sim/set_fault`` and ``~sim/reset_command_stats`` forwarded to the simulator node."""

@@ -80,6 +80,25 @@ class SimDiagnostics(DriverDiagnostics):
         return msg
 
 
+def sim_fault_services(mw: Any, prefix: str) -> List[Any]:
+    """``<prefix>set_fault`` (rospy_control/SetSimFault) and ``<prefix>reset_command_stats``
+    (std_srvs/Trigger) over the simulated firmware of middleware ``mw`` (the simulator node's own, or
+    the driver's in-process one)."""
+
+    def set_fault(req: Any) -> SetSimFaultResponse:
+        ok, text = apply_sim_fault(mw, req.unit, req.fault, bool(req.enable), req.value)
+        if ok:
+            logger.warning("sim: %s", text)
+        return SetSimFaultResponse(success=ok, message=text)
+
+    def reset_stats(_req: Any) -> TriggerResponse:
+        mw.reset_simulator_command_stats()
+        return TriggerResponse(success=True, message="command statistics of the simulated motors reset")
+
+    return [rospy.Service(prefix + "set_fault", SetSimFault, set_fault),
+            rospy.Service(prefix + "reset_command_stats", Trigger, reset_stats)]
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the simulator node until shutdown (parameters and exit codes: module docstring)."""
     rospy.init_node("sim", argv=argv if argv is not None else sys.argv)
@@ -108,20 +127,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         rospy.signal_shutdown("bus error")
         return 2
     mw = host.middleware
-
-    def set_fault(req: Any) -> SetSimFaultResponse:
-        ok, text = apply_sim_fault(mw, req.unit, req.fault, bool(req.enable), req.value)
-        if ok:
-            logger.warning("sim: %s", text)
-        return SetSimFaultResponse(success=ok, message=text)
-
-    def reset_stats(_req: Any) -> TriggerResponse:
-        mw.reset_simulator_command_stats()
-        return TriggerResponse(success=True, message="command statistics of the simulated motors reset")
-
     try:
-        services.append(rospy.Service("~set_fault", SetSimFault, set_fault))
-        services.append(rospy.Service("~reset_command_stats", Trigger, reset_stats))
+        services.extend(sim_fault_services(mw, "~"))
         pub = rospy.Publisher("/diagnostics", DiagnosticArray, queue_size=10)
         if period > 0.0:
             diagnostics = DiagnosticsThread(SimDiagnostics(host, rospy.get_name()), pub.publish,
