@@ -299,7 +299,8 @@ def test_command_stats_record_steps_in_joint_units(make_mw):
     assert st["max_step"] == pytest.approx(0.5, abs=1e-3)
     assert st["max_step_from"] == pytest.approx(0.1, abs=1e-3)
     assert st["max_step_to"] == pytest.approx(0.6, abs=1e-3)
-    assert before <= st["max_step_time"] <= time.time() and st["count"] >= 2
+    # the step chain survives the reset, so the first frame after it may already be the 0.6 one
+    assert before <= st["max_step_time"] <= time.time() and st["count"] >= 1
     # velocity frames (kp = 0) break the chain: going back to position is no "step"
     m.set_command(ControlMode.VELOCITY, 0.0)
     wait_cycles(mw, 5)
