@@ -44,7 +44,9 @@ def test_mode_is_confirmed_by_the_first_reply_after_a_frame_in_that_mode():
     assert not m.mode_confirmed(ControlMode.VELOCITY)      # answered, not yet published
     state = m._end_cycle(0.002)
     assert state.mode == ControlMode.VELOCITY == state.requested_mode
-    assert m.mode_confirmed(ControlMode.VELOCITY)          # a snapshot now shows it
+    assert not m.mode_confirmed(ControlMode.VELOCITY)      # the channel publishes after every unit
+    m._poll(0.003)                                         # next cycle: the snapshot is out
+    assert m.mode_confirmed(ControlMode.VELOCITY)
 
 
 def test_effort_and_mit_and_direction_offset_encoding():

@@ -186,6 +186,7 @@ class Motor(CanUnit):
         self._pos_low = 0
         self._cmd: Tuple[ControlMode, bytes] = (ControlMode.NONE, self._limp)
         self._step = PositionStepLimiter(limits)  # position-step cap on the wire
+        self._published_mode = ControlMode.NONE      # mode of the last cycle whose snapshot is out
         # every public command method stores _cmd, then the next value of this counter in _cmd_seq
         self._cmd_counter = itertools.count(1)
         self._cmd_seq = 0
@@ -369,9 +370,10 @@ class Motor(CanUnit):
         return self._cmd[0]
 
     def mode_confirmed(self, mode: ControlMode) -> bool:
-        """True once a reply arrived after a frame in ``mode`` was sent and the cycle that received it
-        published its state (so a snapshot taken after this returns True shows ``mode``)."""
-        return self._mode == mode and self._cmd[0] == mode and self._state.mode == mode
+        """True once a reply arrived after a frame in ``mode`` was sent and the channel published the
+        snapshot of the cycle that received it (so a snapshot taken after this returns True shows
+        ``mode``)."""
+        return self._mode == mode and self._cmd[0] == mode and self._published_mode == mode
 
     def request_zero(self) -> None:
         """Send the set-zero frame once (the motor's current position becomes its zero)."""
@@ -404,6 +406,8 @@ class Motor(CanUnit):
         self._enabled = False
 
     def _poll(self, now: float) -> Optional[can.Message]:
+        # the previous cycle's snapshot is published by now (same thread): its mode may count as confirmed
+        self._published_mode = self._state.mode
         if self._reset_req != self._reset_seen:
             self._begin_poll(now)
         msg = self._msg
@@ -463,21 +467,12 @@ class Motor(CanUnit):
         return msg
 
     def set_max_position_step(self, step: Optional[float]) -> None:
-        """Cap the position set-point step between two consecutive command frames this motor is sent
-        (rad, joint side; None or 0 = no cap), on the wire, whatever the callers' timing (see
-        :class:`~.step_limit.PositionStepLimiter`).  The RobotHW sets it from the URDF velocity limits
-        (:meth:`MiddlewareRobotHW.limit_command_steps`)."""
+        """Cap the position step between two command frames on the wire (rad; None/0 = off; see
+        :class:`~.step_limit.PositionStepLimiter`; set by ``MiddlewareRobotHW.limit_command_steps``)."""
         self._step.set(step, self.name)
 
-    @property
-    def max_position_step(self) -> Optional[float]:
-        """The cap in rad (after quantisation, never above the requested one), None = no cap."""
-        return self._step.step
-
-    @property
-    def limited_frames(self) -> int:
-        """Command frames whose position step was capped."""
-        return self._step.limited_frames
+    max_position_step = property(lambda self: self._step.step, doc="The cap in rad (quantised), None = off.")
+    limited_frames = property(lambda self: self._step.limited_frames, doc="Frames whose step was capped.")
 
     def _wd_reset(self, now: float) -> None:
         self._wd_seen = self._cmd_seq
