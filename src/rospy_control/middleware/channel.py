@@ -97,6 +97,9 @@ class CanChannel:
     """
 
     TYPE_NAME = "rospy_control/CanChannel"
+    #: the in-process simulated firmware wakes at least every 20 ms; twice that without a sign of life
+    #: means the host did not run it (see :attr:`peer_alive`)
+    PEER_STALL = 0.04
     #: join timeout for the thread at shutdown (seconds)
     JOIN_TIMEOUT = 2.0
     #: the longest shutdown waits for the replies to the exit-motor-mode frames (seconds); it returns as
@@ -155,6 +158,12 @@ class CanChannel:
         self._throttle = Throttle(5.0)
         self._stall_log = Throttle(self.STALL_LOG_PERIOD)
         self._first_cycle = threading.Event()
+        #: in-process simulated firmware only: its last sign of life (clock time).  A cycle that ends
+        #: more than PEER_STALL after it is, like a late bus thread, not blamed on the units: a starved
+        #: simulator thread is the host's doing, not the motors'
+        self.peer_alive: Optional[Callable[[], float]] = None
+        #: cycles excused because the in-process simulated firmware did not run
+        self.peer_stalls = 0
         self._clock = clock or time.perf_counter
         self._sleep = sleep or time.sleep
         self._next_t = 0.0
@@ -499,6 +508,10 @@ class CanChannel:
         now = clock()
         timing = self.timing
         on_time = timing.judge(scheduled, t0, now)
+        peer = self.peer_alive
+        if on_time and peer is not None and now - peer() > self.PEER_STALL:
+            on_time = False
+            self.peer_stalls += 1
         if timing.stalled:
             self._log_stall()
         try:
@@ -563,6 +576,7 @@ class CanChannel:
             "thread_errors": self.thread_errors,
             "reply_timeouts": {u.name: u.reply_timeouts for u in self.units},
             "watchdog_trips": {u.name: u.watchdog_trips for u in self.units},
+            "simulator_stalls": self.peer_stalls,
             "command_timeout": self.command_timeout,
         }
         st.update(self.timing.statistics())

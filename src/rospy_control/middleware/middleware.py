@@ -357,6 +357,7 @@ class Middleware:
                     vch = f"rospy_control.sim.{self.name}.{name}.{id(self):x}"
                     sim.start(vch)
                     ch.open(interface="virtual", channel=vch)
+                    ch.peer_alive = sim.alive_time  # a starved simulator blames no motor
                 else:
                     ch.open()
             for ch in self.channels.values():
@@ -462,8 +463,7 @@ class Middleware:
         self.motor(name).request_mode(mode)
 
     def mode_confirmed(self, name: str, mode: ControlMode) -> bool:
-        """True once motor ``name`` answered a frame sent in ``mode``."""
-        return self.motor(name).mode_confirmed(mode)
+        return self.motor(name).mode_confirmed(mode)  # see Motor.mode_confirmed
 
     def _can_units(self, names: Optional[Iterable[str]]) -> List[CanUnit]:
         if names is None:

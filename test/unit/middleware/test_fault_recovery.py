@@ -375,3 +375,23 @@ def test_motor_re_enters_motor_mode_after_a_freeze_longer_than_the_firmware_time
     finally:
         ctl.stop()
     assert mw.faults() == {}
+
+
+def test_a_starved_in_process_simulator_is_not_blamed_on_its_motors(make_mw):
+    # The firmware thread shares the host (and the interpreter) with the bus thread: when the host
+    # starves it, its silence is the host's, not the motor's. Once it runs again, silence is the motor's.
+    mw = make_mw(motor_xml(1))
+    mw.start()
+    ch = mw.channels["bus"]
+    alive = ch.peer_alive
+    assert alive is not None and time.perf_counter() - alive() < 1.0
+    frozen = time.perf_counter()
+    ch.peer_alive = lambda: frozen          # the firmware thread stops running ...
+    mw.simulator("bus").set_fault("m1", "silent")   # ... so no replies come
+    end = time.monotonic() + 0.4
+    while time.monotonic() < end:
+        time.sleep(0.01)
+    assert not mw.faults()
+    assert ch.statistics()["simulator_stalls"] > 0
+    ch.peer_alive = alive                   # it runs again and still does not answer: the motor's fault
+    assert wait_until(lambda: "m1" in mw.faults(), timeout=5.0)

@@ -39,6 +39,9 @@ class SimulatedFirmware:
     :param master_id: id replies are sent to.
     """
 
+    #: seconds the thread waits for a frame before it loops anyway (its idle sign of life)
+    IDLE_WAKE = 0.02
+
     def __init__(self, name: str, units: List[CanUnit], settings: SimulationSettings,
                  master_id: int = 0) -> None:
         self.name = name
@@ -50,6 +53,8 @@ class SimulatedFirmware:
         self.by_name: Dict[str, SimUnit] = {}
         self.bus_errors = False
         self.frames_handled = 0
+        #: perf_counter time of the thread's latest loop pass (the channel's sign of life of the firmware)
+        self.alive = time.perf_counter()
         for u in units:
             if isinstance(u, Motor):
                 m = SimulatedMotor(u, u.simulation)
@@ -77,6 +82,10 @@ class SimulatedFirmware:
         self._counter = itertools.count()
         self._reply = can.Message(arbitration_id=master_id, is_extended_id=False, data=bytearray(8))
         self.error: Optional[BaseException] = None
+
+    def alive_time(self) -> float:
+        """perf_counter time of the thread's latest loop pass (it loops at least every IDLE_WAKE s)."""
+        return self.alive
 
     def motor_model(self, name: str, referrer: Optional[SimUnit] = None) -> SimulatedMotor:
         """The simulated motor called ``name`` (ConfigError naming the referrer if unknown)."""
@@ -212,8 +221,9 @@ class SimulatedFirmware:
         reply = self._reply
         master = self.master_id
         while self._running:
+            self.alive = perf()  # wakes at least every IDLE_WAKE s, also with nothing to do
             try:
-                timeout = 0.02
+                timeout = self.IDLE_WAKE
                 if heap:
                     timeout = max(0.0, min(timeout, heap[0][0] - perf()))
                 msg = recv(timeout)
