@@ -15,6 +15,7 @@ from rospy_control.exceptions import ConfigError
 from rospy_control.log import get_logger
 from rospy_control.middleware.simulation.base import FAULTS, SimulationSettings, SimUnit
 from rospy_control.middleware.simulation.bus import PING_ID, PONG_ID
+from rospy_control.middleware.simulation.liveness import Liveness
 from rospy_control.middleware.simulation.motor import CommandStats, SimulatedMotor
 from rospy_control.middleware.simulation.sensors import SENSOR_MODELS, SimSensor
 from rospy_control.middleware.units import CanUnit, Motor
@@ -53,8 +54,8 @@ class SimulatedFirmware:
         self.by_name: Dict[str, SimUnit] = {}
         self.bus_errors = False
         self.frames_handled = 0
-        #: perf_counter time of the thread's latest loop pass (the channel's sign of life of the firmware)
-        self.alive = time.perf_counter()
+        #: the thread's sign of life for the channel (a shared one when the simulator has its own process)
+        self.liveness: Liveness = Liveness()
         for u in units:
             if isinstance(u, Motor):
                 m = SimulatedMotor(u, u.simulation)
@@ -85,7 +86,7 @@ class SimulatedFirmware:
 
     def alive_time(self) -> float:
         """perf_counter time of the thread's latest loop pass (it loops at least every IDLE_WAKE s)."""
-        return self.alive
+        return self.liveness.alive
 
     def motor_model(self, name: str, referrer: Optional[SimUnit] = None) -> SimulatedMotor:
         """The simulated motor called ``name`` (ConfigError naming the referrer if unknown)."""
@@ -220,8 +221,9 @@ class SimulatedFirmware:
         dt = self.dt
         reply = self._reply
         master = self.master_id
+        beat = self.liveness.beat
         while self._running:
-            self.alive = perf()  # wakes at least every IDLE_WAKE s, also with nothing to do
+            beat(perf())  # wakes at least every IDLE_WAKE s, also with nothing to do
             try:
                 timeout = self.IDLE_WAKE
                 if heap:
