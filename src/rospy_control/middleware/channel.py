@@ -45,7 +45,7 @@ from rospy_control.middleware.events import EventLog
 from rospy_control.middleware.timing import CycleTiming
 from rospy_control.middleware.units import CanUnit, frame_bits
 
-__all__ = ["CanChannel", "VALID_BITRATES", "open_bus"]
+__all__ = ["CanChannel", "VALID_BITRATES", "open_bus", "CAN_ERR_BUSOFF", "CAN_ERR_RESTARTED"]
 
 logger = get_logger(__name__)
 
@@ -54,6 +54,17 @@ VALID_BITRATES = (5000, 10000, 20000, 33000, 47000, 50000, 83000, 95000, 100000,
                   500000, 800000, 1000000)
 
 _RING = 1 << 16
+
+#: error class bits of an error frame's id (linux/can/error.h; python-can's socketcan keeps them in
+#: ``arbitration_id``): the controller went bus-off / restarted after a bus-off
+CAN_ERR_BUSOFF = 0x040
+CAN_ERR_RESTARTED = 0x100
+
+
+def _says_bus_off(err: BaseException) -> bool:
+    """A send/receive error whose text says bus-off (pcan: "...in bus-off state", ixxat: "bus off")."""
+    text = str(err).lower()
+    return "bus-off" in text or "bus off" in text or "busoff" in text
 
 
 def open_bus(interface: str, channel, bitrate: int, where: str = "", **kwargs) -> can.BusABC:
@@ -183,6 +194,12 @@ class CanChannel:
         self.tx_errors = 0
         self.rx_errors = 0
         self.thread_errors = 0
+        #: bus-off (error frame with CAN_ERR_BUSOFF, or a send/receive error saying so) until the
+        #: controller restarted (CAN_ERR_RESTARTED) or a unit's reply arrived; nothing is sent meanwhile
+        self.bus_off = False
+        self.bus_off_count = 0
+        self.bus_off_since = 0.0  # time.time() of the latest bus-off
+        self._bus_off_reason = ""
         self._starts = array("d", bytes(8 * _RING))
         self._busy = array("d", bytes(8 * _RING))
 
@@ -397,6 +414,27 @@ class CanChannel:
                 self._errors.append(err)
         if self._throttle.ready(kind):
             logger.error("channel '%s': %s error: %s: %s", self.name, kind, type(err).__name__, err)
+        if _says_bus_off(err):
+            self._enter_bus_off(f"{kind} error: {err}")
+
+    def _enter_bus_off(self, why: str) -> None:
+        """The controller is bus-off: every unit goes to FAULT at once (channel thread)."""
+        if self.bus_off:
+            return
+        self.bus_off = True
+        self.bus_off_count += 1
+        self.bus_off_since = time.time()
+        reason = self._bus_off_reason = f"channel '{self.name}' is bus-off ({why})"
+        logger.error("channel '%s' (%s/%s): CAN bus-off (%s): the CAN controller left the bus; every unit on it "
+                     "goes to FAULT and is sent nothing; after the controller's automatic restart, call "
+                     "~reset_faults to re-enable them", self.name, self.interface, self.channel, why)
+        for u in self.units:
+            u._on_bus_off(reason)
+
+    def _leave_bus_off(self, why: str) -> None:
+        self.bus_off = False
+        logger.warning("channel '%s': bus-off ended after %.2f s (%s); its units stay in FAULT until "
+                       "~reset_faults", self.name, time.time() - self.bus_off_since, why)
 
     # -- the read/write thread ----------------------------------------------------------------------
     def _route(self, msg: can.Message) -> Optional[CanUnit]:
@@ -412,6 +450,10 @@ class CanChannel:
     def _dispatch(self, msg: can.Message, now: float) -> int:
         if msg.is_error_frame:
             self.bus_errors += 1
+            if msg.arbitration_id & CAN_ERR_BUSOFF:
+                self._enter_bus_off("error frame CAN_ERR_BUSOFF")
+            elif self.bus_off and msg.arbitration_id & CAN_ERR_RESTARTED:
+                self._leave_bus_off("error frame CAN_ERR_RESTARTED: the controller restarted")
             if self._throttle.ready("bus_error"):
                 logger.warning("channel '%s': CAN error frame received (bus errors so far: %d)",
                                self.name, self.bus_errors)
@@ -433,6 +475,8 @@ class CanChannel:
         if unit is None:
             self.unknown_frames += 1
             return 0
+        if self.bus_off:
+            self._leave_bus_off(f"'{unit.name}' answered")
         return unit._on_frame(aid, data, now)
 
     def _run(self) -> None:
@@ -467,8 +511,9 @@ class CanChannel:
             # 2. send everything (pipelined)
             send = bus.send
             pending = 0
+            off = self.bus_off
             for u in units:
-                msg = u._poll(t0)
+                msg = u._bus_off_poll(self._bus_off_reason) if off else u._poll(t0)
                 if msg is None:
                     continue
                 try:
@@ -478,6 +523,8 @@ class CanChannel:
                     # device, so a dead bus cannot go unnoticed
                     self.tx_errors += 1
                     self._record_error("send", err)
+                    if self.bus_off:
+                        break
                     continue
                 if trace:
                     logger.log(TRACE, "%s TX %03X %s", self.name, msg.arbitration_id, msg.data.hex())
@@ -574,6 +621,9 @@ class CanChannel:
             "tx_errors": self.tx_errors,
             "rx_errors": self.rx_errors,
             "thread_errors": self.thread_errors,
+            "bus_off": self.bus_off,
+            "bus_off_count": self.bus_off_count,
+            "bus_off_since": self.bus_off_since if self.bus_off else None,
             "reply_timeouts": {u.name: u.reply_timeouts for u in self.units},
             "watchdog_trips": {u.name: u.watchdog_trips for u in self.units},
             "simulator_stalls": self.peer_stalls,

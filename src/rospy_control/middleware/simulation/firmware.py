@@ -18,6 +18,7 @@ from rospy_control.middleware.simulation.bus import PING_ID, PONG_ID
 from rospy_control.middleware.simulation.liveness import Liveness
 from rospy_control.middleware.simulation.motor import CommandStats, SimulatedMotor
 from rospy_control.middleware.simulation.sensors import SENSOR_MODELS, SimSensor
+from rospy_control.middleware.channel import CAN_ERR_BUSOFF, CAN_ERR_RESTARTED
 from rospy_control.middleware.units import CanUnit, Motor
 
 __all__ = ["SimulatedFirmware"]
@@ -42,6 +43,9 @@ class SimulatedFirmware:
 
     #: seconds the thread waits for a frame before it loops anyway (its idle sign of life)
     IDLE_WAKE = 0.02
+    #: while the simulated bus is off, a CAN_ERR_BUSOFF error frame this often (s): a controller whose
+    #: automatic restart (socketcan ``restart-ms``) finds the bus still broken goes bus-off again
+    BUS_OFF_REPEAT = 0.1
 
     def __init__(self, name: str, units: List[CanUnit], settings: SimulationSettings,
                  master_id: int = 0) -> None:
@@ -53,6 +57,13 @@ class SimulatedFirmware:
         self.sensors: Dict[int, SimSensor] = {}
         self.by_name: Dict[str, SimUnit] = {}
         self.bus_errors = False
+        #: the switch ``bus_off``: while True the bus carries no frame (see :meth:`set_bus_off`)
+        self.bus_off = False
+        self._off = False           # the thread's view of bus_off (it sends the state changes)
+        self._off_next = 0.0        # when the next CAN_ERR_BUSOFF frame is due
+        #: CAN_ERR_BUSOFF error frames sent, and data frames lost because the bus was off
+        self.bus_off_frames = 0
+        self.frames_lost = 0
         self.frames_handled = 0
         #: the thread's sign of life for the channel (a shared one when the simulator has its own process)
         self.liveness: Liveness = Liveness()
@@ -102,14 +113,18 @@ class SimulatedFirmware:
 
     # -- fault switches -----------------------------------------------------------------------------
     def set_fault(self, unit: Optional[str], fault: str, value: Optional[float] = None) -> None:
-        """Switch a fault on.  ``unit=None, fault='bus_errors'`` makes the bus report error frames.
+        """Switch a fault on.  ``unit=None, fault='bus_errors'`` makes the bus report error frames,
+        ``unit=None, fault='bus_off'`` takes the bus off (:meth:`set_bus_off`).
 
         ``value``: extra delay in s for ``late`` (default 0.05), error code for ``error_flag``
         (default 1), temperature for ``over_temperature`` (default 120).
         """
         if unit is None:
+            if fault == "bus_off":
+                self.set_bus_off(True)
+                return
             if fault != "bus_errors":
-                raise ValueError("only 'bus_errors' is a bus-wide fault")
+                raise ValueError("only 'bus_errors' and 'bus_off' are bus-wide faults")
             self.bus_errors = True
             return
         if fault not in FAULTS:
@@ -125,6 +140,19 @@ class SimulatedFirmware:
             m.fault = None
         if unit is None:
             self.bus_errors = False
+            self.bus_off = False
+
+    def set_bus_off(self, on: bool = True) -> None:
+        """Take the whole bus off (``on``) or let it recover, as a CAN controller's bus-off does.
+
+        While off, no frame reaches any device (they are counted in :attr:`frames_lost`, not in the
+        devices' own counters), nothing is answered, delayed replies are dropped, and the bus delivers
+        an error frame with ``CAN_ERR_BUSOFF`` in its id every :attr:`BUS_OFF_REPEAT` s -- what Linux
+        socketcan gives a python-can bus (``is_error_frame``, ``arbitration_id & 0x40``) when its
+        controller is bus-off and its automatic restart keeps failing.  Switched off: one error frame
+        with ``CAN_ERR_RESTARTED`` (0x100, the controller restarted), and traffic resumes.
+        """
+        self.bus_off = bool(on)
 
     def fault_of(self, unit: str) -> Optional[str]:
         """The fault switch currently on for ``unit`` (None: none)."""
@@ -230,6 +258,8 @@ class SimulatedFirmware:
                     timeout = max(0.0, min(timeout, heap[0][0] - perf()))
                 msg = recv(timeout)
                 now = perf()
+                if (self.bus_off or self._off) and self._bus_off_pass(msg, now, send):
+                    continue
                 if msg is not None and msg.is_extended_id and msg.arbitration_id == PING_ID:
                     # readiness probe of a driver in another process (.bus.wait_for_simulator)
                     send(can.Message(arbitration_id=PONG_ID, is_extended_id=True, data=bytes(msg.data)))
@@ -277,6 +307,26 @@ class SimulatedFirmware:
                 if not self._running:
                     break
                 time.sleep(0.001)  # never spin on a persistent error
+
+    def _bus_off_pass(self, msg: Optional[can.Message], now: float, send) -> bool:
+        """One loop pass while the bus is off or just came back; True: ``msg`` never reached the bus."""
+        if self.bus_off:
+            if not self._off:
+                self._off = True
+                self._heap.clear()  # a bus-off controller aborts what it had queued
+                self._off_next = now
+            if msg is not None and not msg.is_error_frame:
+                self.frames_lost += 1
+            if now >= self._off_next:
+                send(can.Message(is_error_frame=True, arbitration_id=CAN_ERR_BUSOFF, is_extended_id=False,
+                                 data=bytes(8)))
+                self.bus_off_frames += 1
+                self._off_next = now + self.BUS_OFF_REPEAT
+            return True
+        self._off = False  # the automatic bus-off recovery: the controller restarted
+        send(can.Message(is_error_frame=True, arbitration_id=CAN_ERR_RESTARTED, is_extended_id=False,
+                         data=bytes(8)))
+        return False
 
     def _after_reply(self, unit: SimUnit, send) -> None:
         if unit.fault == "garbage":

@@ -149,6 +149,8 @@ class CanUnit(HardwareUnit):
       frames it satisfied;
     * ``_on_receive_error()``: the receive path failed this cycle; the unit counts its request as
       unanswered even if nothing was awaited (a broken bus must lead to timeouts, not silence);
+    * ``_on_bus_off(reason)``: the controller went bus-off (FAULT now); while it stays off the channel
+      calls ``_bus_off_poll(reason)`` instead of ``_poll`` (sends nothing, fails pending resets);
     * ``_end_cycle(now, on_time) -> state``: judge the cycle and return this cycle's immutable state;
       ``on_time`` False (host stall) means unanswered requests of this cycle neither count as misses
       nor end the miss streak;
@@ -324,6 +326,31 @@ class CanUnit(HardwareUnit):
         """The receive path failed this cycle: count this cycle's request as unanswered."""
         if self._awaiting == 0 and self._active and (self._probing or not self._fault):
             self._awaiting = 1
+
+    def _on_bus_off(self, reason: str) -> None:
+        """The channel's controller went bus-off: FAULT with ``reason`` now (a probe in progress fails);
+        nothing awaited any more.  Safe state: a motor is sent nothing until its reset, and its one
+        exit-motor-mode frame goes out as soon as the bus is back (:meth:`_on_fault`)."""
+        self._awaiting = 0
+        if self._probing:
+            self._probe_failed("reset failed: " + reason)
+        else:
+            self._set_fault(reason)
+
+    def _bus_off_poll(self, reason: str) -> Optional[can.Message]:
+        """Instead of :meth:`_poll` while the channel is bus-off: send nothing, and answer a pending reset
+        request at once as failed (``"reset failed: " + reason``)."""
+        req = self._reset_req
+        if req == self._reset_seen:
+            return None
+        self._reset_seen = req
+        if not self._fault:
+            self._finish_reset(True, "")
+            return None
+        self._fault_reason = why = "reset failed: " + reason
+        self._emit("reset_failed", why)
+        self._finish_reset(False, why)
+        return None
 
     def _end_cycle(self, now: float, on_time: bool = True):
         """Judge this cycle (timeouts, reset probe) and return the state record to publish."""
