@@ -108,9 +108,6 @@ class CanChannel:
     """
 
     TYPE_NAME = "rospy_control/CanChannel"
-    #: the in-process simulated firmware wakes at least every 20 ms; twice that without a sign of life
-    #: means the host did not run it (see :attr:`peer_alive`)
-    PEER_STALL = 0.04
     #: join timeout for the thread at shutdown (seconds)
     JOIN_TIMEOUT = 2.0
     #: the longest shutdown waits for the replies to the exit-motor-mode frames (seconds); it returns as
@@ -169,11 +166,12 @@ class CanChannel:
         self._throttle = Throttle(5.0)
         self._stall_log = Throttle(self.STALL_LOG_PERIOD)
         self._first_cycle = threading.Event()
-        #: in-process simulated firmware only: its last sign of life (clock time).  A cycle that ends
-        #: more than PEER_STALL after it is, like a late bus thread, not blamed on the units: a starved
-        #: simulator thread is the host's doing, not the motors'
-        self.peer_alive: Optional[Callable[[], float]] = None
-        #: cycles excused because the in-process simulated firmware did not run
+        #: simulated firmware only (in this process or another): ``peer_stalled(since, now)`` is True
+        #: when the simulator thread did not run at some time in that span
+        #: (:meth:`.simulation.liveness.Liveness.stalled`).  Such a cycle is, like a late bus thread,
+        #: not blamed on the units: a starved simulator is the host's doing, not the motors'
+        self.peer_stalled: Optional[Callable[[float, float], bool]] = None
+        #: cycles excused because the simulated firmware did not run
         self.peer_stalls = 0
         self._clock = clock or time.perf_counter
         self._sleep = sleep or time.sleep
@@ -555,8 +553,8 @@ class CanChannel:
         now = clock()
         timing = self.timing
         on_time = timing.judge(scheduled, t0, now)
-        peer = self.peer_alive
-        if on_time and peer is not None and now - peer() > self.PEER_STALL:
+        peer = self.peer_stalled
+        if on_time and peer is not None and peer(t0, now):
             on_time = False
             self.peer_stalls += 1
         if timing.stalled:

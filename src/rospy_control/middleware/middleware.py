@@ -21,8 +21,9 @@ from rospy_control.middleware.config import (
 from rospy_control.middleware.events import EventLog, FaultEvent
 from rospy_control.middleware.simulation import FAULTS, SimulatedFirmware, SimulationSettings
 from rospy_control.middleware.simulation.bus import (
-    SIM_INTERFACE, SimBusAddress, sim_bus_address, wait_for_simulator,
+    SIM_INTERFACE, SimBusAddress,
 )
+from rospy_control.middleware.sim_link import SimLink, connect_simulator_process
 from rospy_control.middleware.units import (
     WATCHDOG_MODES, CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, HardwareUnit,
     ImuSensor, Motor, UnitGroup,
@@ -110,6 +111,7 @@ class Middleware:
         self._sim_key: Optional[str] = None
         self._sim_wait = 0.0
         self._sim_addresses: Dict[str, SimBusAddress] = {}
+        self._sim_links: Dict[str, SimLink] = {}
         self._started = False
         self._closed = False
         self._events = EventLog(self.EVENT_LOG_SIZE)
@@ -347,17 +349,20 @@ class Middleware:
                     logger.info("channel '%s': estimated bus load %.0f %% at %.0f Hz", name, 100 * load,
                                 ch.rate)
             if self._sim_key is not None and self._simulators:
-                self._connect_simulator_process()
+                self._sim_links = connect_simulator_process(self._sim_key, self._simulators, self._sim_wait)
+                self._sim_addresses = {n: link.address for n, link in self._sim_links.items()}
             for name, ch in self.channels.items():
                 sim = self._simulators.get(name)
                 address = self._sim_addresses.get(name)
                 if address is not None:
                     ch.open(interface=SIM_INTERFACE, channel=address.group, **address.bus_kwargs())
+                    live = self._sim_links[name].liveness
+                    ch.peer_stalled = live.stalled if live is not None else None
                 elif sim is not None:
                     vch = f"rospy_control.sim.{self.name}.{name}.{id(self):x}"
                     sim.start(vch)
                     ch.open(interface="virtual", channel=vch)
-                    ch.peer_alive = sim.alive_time  # a starved simulator blames no motor
+                    ch.peer_stalled = sim.liveness.stalled  # a starved simulator blames no motor
                 else:
                     ch.open()
             for ch in self.channels.values():
@@ -373,30 +378,6 @@ class Middleware:
                 " (simulated in this process)"
         logger.info("middleware '%s' started: %d units on %d channel(s)%s", self.name, len(self._leaves),
                     len(self.channels), where)
-
-    def _connect_simulator_process(self) -> None:
-        """Wait for the simulator process on each simulated channel's multicast bus; on any failure
-        log one warning and leave :attr:`_sim_addresses` empty (the in-process fallback)."""
-        assert self._sim_key is not None
-        addresses = {name: sim_bus_address(self._sim_key, name) for name in self._simulators}
-        logger.info("simulator: waiting up to %g s for the simulator process (bus key '%s': %s)",
-                    self._sim_wait, self._sim_key,
-                    "; ".join(f"channel '{n}' on {a}" for n, a in addresses.items()))
-        end = time.monotonic() + self._sim_wait
-        for name, address in addresses.items():
-            try:
-                ok = wait_for_simulator(address, max(0.0, end - time.monotonic()))
-                why = f"no simulator answered within {self._sim_wait:g} s"
-            except Exception as err:  # noqa: BLE001 - python-can raises many kinds; all mean "unavailable"
-                ok, why = False, f"cannot open the bus: {type(err).__name__}: {err}"
-            if not ok:
-                logger.warning("simulator: cannot use the simulator process for channel '%s' on %s (bus key "
-                               "'%s'): %s; falling back to the in-process simulator (virtual bus)", name,
-                               address, self._sim_key, why)
-                return
-        self._sim_addresses = addresses
-        logger.info("simulator: talking to the simulator process over %s", "; ".join(
-            f"channel '{n}': {a}" for n, a in addresses.items()))
 
     def _wait_ready(self, enabled: bool, timeout: float = 1.0) -> None:
         """Wait until each channel published a cycle in which every unit had answered or faulted."""
@@ -426,6 +407,9 @@ class Middleware:
                 logger.error("channel '%s': shutdown failed: %s", ch.name, err)
         for sim in self._simulators.values():
             sim.stop()  # a no-op for firmware that runs in another process (never started here)
+        for link in self._sim_links.values():
+            if link.liveness is not None:
+                link.liveness.close()
 
     def __enter__(self) -> "Middleware":
         self.start()

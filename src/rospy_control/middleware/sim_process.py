@@ -27,6 +27,7 @@ from rospy_control.exceptions import CommunicationError, ConfigError, HardwareEr
 from rospy_control.log import get_logger
 from rospy_control.middleware.middleware import Middleware
 from rospy_control.middleware.simulation import SimulatedFirmware
+from rospy_control.middleware.simulation.liveness import SharedLiveness, liveness_path
 from rospy_control.middleware.simulation.bus import (
     SIM_INTERFACE, SimBusAddress, sim_bus_address,
 )
@@ -67,6 +68,7 @@ class SimulatorHost:
         self.addresses: Dict[str, SimBusAddress] = {
             name: sim_bus_address(key, name) for name in middleware.simulators()}
         self._started = False
+        self._liveness: List[SharedLiveness] = []
 
     @classmethod
     def from_xml(cls, source: str, key: str, simulate: Optional[bool] = True) -> "SimulatorHost":
@@ -89,6 +91,13 @@ class SimulatorHost:
         try:
             for name, sim in self.simulators.items():
                 address = self.addresses[name]
+                try:  # the driver reads this to tell a starved simulator from silent motors
+                    live = SharedLiveness.create(liveness_path(self.key, name))
+                    self._liveness.append(live)
+                    sim.liveness = live
+                except OSError as err:
+                    logger.warning("simulator: channel '%s': cannot share a sign of life (%s): a stall of "
+                                   "this process will look like silent motors to the driver", name, err)
                 try:
                     sim.start(address.group, interface=SIM_INTERFACE, **address.bus_kwargs())
                 except Exception as err:  # noqa: BLE001 - python-can raises many kinds
@@ -105,6 +114,9 @@ class SimulatorHost:
         """Stop every firmware thread and close the buses (idempotent)."""
         for sim in self.simulators.values():
             sim.stop()
+        for live in self._liveness:
+            live.close()
+        self._liveness = []
         self._started = False
 
     def errors(self) -> Dict[str, str]:

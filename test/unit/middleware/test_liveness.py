@@ -1,0 +1,66 @@
+"""The simulated firmware's sign of life: when a missing reply is the host's doing, not the motor's."""
+from __future__ import annotations
+
+import os
+
+from rospy_control.middleware.simulation.liveness import (
+    DEAD_AFTER, GAP, Liveness, SharedLiveness, liveness_path,
+)
+
+
+def _live(t: float) -> Liveness:
+    live = Liveness()
+    live._last = t  # start the record at a chosen clock time
+    live.beat(t)
+    return live
+
+
+def test_a_thread_that_keeps_passing_its_loop_is_never_stalled():
+    live = _live(100.0)
+    for k in range(1, 50):
+        live.beat(100.0 + 0.02 * k)    # IDLE_WAKE passes
+    now = 100.0 + 0.02 * 49 + 0.005
+    assert not live.stalled(now - 0.01, now)
+
+
+def test_silence_longer_than_a_gap_is_a_stall_until_the_simulator_counts_as_dead():
+    live = _live(100.0)
+    assert not live.stalled(100.0, 100.0 + GAP * 0.9)
+    assert live.stalled(100.0, 100.0 + GAP * 1.5)
+    assert live.stalled(100.0, 100.0 + DEAD_AFTER * 0.9)
+    assert not live.stalled(100.0, 100.0 + DEAD_AFTER + 0.1)   # gone: its motors fault as usual
+
+
+def test_a_gap_that_ended_during_or_just_before_the_cycle_excuses_it():
+    live = _live(100.0)
+    live.beat(100.25)                    # 250 ms without a pass: the host did not run the thread
+    live.beat(100.26)
+    assert live.stalled(100.20, 100.262)         # the cycle overlapped the gap
+    assert live.stalled(100.27, 100.271)         # just after it: frames queued in the gap come late
+    live.beat(100.28)
+    live.beat(100.30)
+    assert not live.stalled(100.25 + GAP + 0.01, 100.25 + GAP + 0.012)  # long after: the motor's own
+
+
+def test_shared_record_is_read_by_another_mapping_and_removed_by_its_owner(tmp_path, monkeypatch):
+    path = str(tmp_path / "alive")
+    with open(path, "wb") as f:      # a stale record of an earlier run is replaced, never reused
+        f.write(b"\xff" * 24)
+    writer = SharedLiveness.create(path)
+    reader = SharedLiveness.attach(path)
+    assert reader is not None
+    writer.beat(500.0)
+    writer.beat(500.3)
+    assert reader.read() == writer.read()
+    assert reader.read()[0] == 500.3 and reader.read()[1:] == (500.0, 500.3)
+    reader.beat(900.0)                   # the driver's side never writes
+    assert reader.read()[0] == 500.3
+    reader.close()
+    writer.close()
+    assert not os.path.exists(path)
+    assert SharedLiveness.attach(path) is None
+
+
+def test_paths_are_per_key_and_channel():
+    assert liveness_path("k", "a") != liveness_path("k", "b") != liveness_path("k2", "a")
+    assert liveness_path("k", "a") == liveness_path("k", "a")
