@@ -10,13 +10,12 @@ not a hardware one -- and shuts down cleanly (exit-motor-mode to every motor).
 The command watchdog is off here (``watchdog_mode`` none): ``--hold`` gives each motor one command
 that is meant to stay.
 
-Simulated channels (``--sim``, or ``<simulation enabled="true">`` in the XML) talk to the simulated
-firmware inside hw_check on a ``virtual`` bus.  With ``--sim-process`` the firmware runs in a process
-of its own instead, as the driver does with ``sim_process:=true``: hw_check starts ``python3 -m
-rospy_control.middleware.sim_process`` with a bus key of its own (``hw_check-<pid>``) and stops it at
-exit; if that process cannot run or does not answer, hw_check says so and falls back to the
-in-process simulator.  (Not the default: on a host that stalls single processes for 100-250 ms, a
-stalled simulator process is, to the bus, a silent motor, and faults it.)
+Simulated channels (``--sim``, or ``<simulation enabled="true">`` in the XML) talk to simulated
+firmware in a process of its own, as real firmware runs on its own processors and as the driver does
+with ``sim:=true``: hw_check starts ``python3 -m rospy_control.middleware.sim_process`` with a bus key
+of its own (``hw_check-<pid>``) and stops it at exit; if that process cannot run or does not answer,
+hw_check says so and falls back to the in-process simulator.  ``--sim-in-process`` runs the firmware
+inside hw_check on a ``virtual`` bus instead.
 
 Exit status: 0 all good; 1 configuration error; 2 communication error (bus cannot be opened, error on
 a channel thread); 3 units in FAULT at the end (also after a failed ``--reset``); 130 interrupted.
@@ -47,10 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--hardware", action="store_true",
                       help="use the real interfaces even where the XML enables <simulation>")
     p.add_argument("--sim-process", action="store_true",
-                   help="run the simulated firmware in a process of its own (udp_multicast bus) instead of "
-                        "inside hw_check")
+                   help="run the simulated firmware in a process of its own (udp_multicast bus; the default)")
     p.add_argument("--sim-in-process", action="store_true",
-                   help="run the simulated firmware inside hw_check (virtual bus; the default)")
+                   help="run the simulated firmware inside hw_check (virtual bus)")
     p.add_argument("--passive", action="store_true", help="do not enable motors or poll sensors; only listen")
     p.add_argument("--hold", action="store_true",
                    help="after enabling, hold each motor at its current position")
@@ -242,7 +240,7 @@ def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
     status = 0
     sim: Optional[SimProcess] = None
     try:
-        if mw.simulators() and args.sim_process and not args.sim_in_process:
+        if mw.simulators() and not args.sim_in_process:
             sim = _start_sim_process(mw, args.config, simulate)
         mw.set_watchdog_mode("none")
         mw.start(enable_motors=not args.passive)

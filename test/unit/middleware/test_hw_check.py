@@ -30,7 +30,7 @@ def test_sim_run_prints_units_channels_load_and_table(capsys):
     rc, out, err = run([os.path.join(CONFIG, "arm_hardware.xml"), "--sim", "--duration", "0.2"], capsys)
     assert rc == 0, err
     assert "bus load ~76 %" in out and "simulated" in out
-    assert "simulator: in this process (virtual bus)" in out, err  # the default (see hw_check --sim-process)
+    assert "simulator: own process, can0: udp_multicast 239.255." in out, err  # the default, as real firmware
     assert "shoulder_pan_motor" in out and "gripper_motor" in out
     assert "POSITION" not in out or "ok" in out
     assert "statistics:" in out and "shut down" in out
@@ -90,9 +90,9 @@ def test_reset_reports_units_that_still_fail_and_exits_3(tmp_path, capsys):
     assert "m2: reset failed: no reply to enter-motor-mode" in err
 
 
-def test_sim_process_runs_the_firmware_in_a_process_of_its_own(capsys):
-    args = [os.path.join(CONFIG, "arm_hardware.xml"), "--sim", "--sim-process", "--duration", "0.2"]
+def test_sim_in_process_runs_the_firmware_inside_hw_check(capsys):
+    args = [os.path.join(CONFIG, "arm_hardware.xml"), "--sim", "--sim-in-process", "--duration", "0.2"]
     rc, out, err = run(args, capsys)
     assert rc == 0, err
-    assert "simulator: own process, can0: udp_multicast 239.255." in out, err
+    assert "simulator: in this process (virtual bus)" in out, err
     assert "shut down" in out
