@@ -143,6 +143,9 @@ class TrajectoryExecutor:
         if limits.joint_names != names:
             raise ConfigError(f"limits are for joints {limits.joint_names}, expected {names}")
         self._limits = limits
+        # travel of the stop ramp per unit of start velocity (its quintic is linear in the velocity)
+        self._stop_reach = (float(Trajectory.stop_ramp(0.0, [0.0], [1.0], self._stop_duration)
+                                  .sample(self._stop_duration)[0][0]) if self._stop_duration > 0.0 else 0.0)
 
         self._cmd_lock = threading.Lock()
         self._state_lock = threading.Lock()
@@ -247,6 +250,8 @@ class TrajectoryExecutor:
         pos = self._measured(positions, "positions")
         vel = self._zeros.copy() if velocities is None else self._measured(velocities, "velocities")
         vel = np.where(self._limits.usable(pos, vel), vel, 0.0)
+        vel = self._limits.stop_velocities(np.clip(pos, self._limits.lower, self._limits.upper), vel,
+                                           self._stop_reach)
         traj = Trajectory.stop_ramp(0.0, pos, vel, self._stop_duration)
         plan = _Plan(traj, Tolerances.none(self._n), None, self._timeout_margin)
         with self._state_lock:
@@ -460,6 +465,7 @@ class TrajectoryExecutor:
                 bad = [self._names[j] for j in np.flatnonzero(~usable)]
                 logger.warning("Desired state of %s is not usable (not finite or outside the limits): "
                                "stopping at the measured position instead", bad)
+            vel = self._limits.stop_velocities(pos, vel, self._stop_reach)
         else:  # upstream: hold the measured position (the desired one only if there is no measurement)
             fallback, _, _ = self._limits.start_state(desired_pos, self._zeros, None)
             meas = np.asarray(measured, dtype=float)

@@ -227,6 +227,23 @@ class TrajectoryLimits:
             fallback = np.where(np.isfinite(mp), mp, fallback)
         return np.where(ok, dp, fallback), np.where(ok, dv, 0.0), ok
 
+    def stop_velocities(self, positions: np.ndarray, velocities: np.ndarray, reach: float) -> np.ndarray:
+        """Velocities a stop ramp may start with from ``positions`` so that it stops inside the limits.
+
+        A stop ramp travels ``reach * v`` before it comes to rest (``reach`` = travel per unit of start
+        velocity, proportional to the ramp's duration) and its position is monotonic, so a joint
+        heading for a limit at speed would cross it: its velocity is scaled down so that the ramp ends
+        on the limit (0 when it already is there).  Positions are finite and inside the limits (as
+        :meth:`start_state` gives them).
+        """
+        p = np.asarray(positions, dtype=float)
+        v = np.asarray(velocities, dtype=float)
+        travel = reach * v
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.where(travel > 0.0, self.upper - p, np.where(travel < 0.0, p - self.lower, np.inf))
+            scale = np.where(np.abs(travel) > room, np.clip(room / np.abs(travel), 0.0, 1.0), 1.0)
+        return v * scale
+
     def __repr__(self) -> str:
         return (f"TrajectoryLimits({self.joint_names}, lower={self.lower.tolist()}, "
                 f"upper={self.upper.tolist()}, max_velocity={self.max_velocity.tolist()}, "

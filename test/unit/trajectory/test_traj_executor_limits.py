@@ -236,3 +236,51 @@ def test_empty_goal_and_hold_over_a_broken_plan():
     n = len(loop.desired)
     loop.run(0.3)
     assert_desired_sane(loop, n)
+
+
+# ------------------------------------------------------------------------------------------ stop ramps
+# Found by fuzzing (issue #12 item 4): a goal the arm could not follow aborted while its desired state
+# raced towards a limit at a usable speed (below 4x the velocity limit); the stop ramp from that state
+# travels 0.625 * duration * v before it rests, and so commanded the joint past its limit (shoulder_lift
+# to 2.24 rad against 2.0).  The ramp's start velocity is now scaled so that it rests on the limit.
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_stop_ramp_from_the_desired_state_never_crosses_a_position_limit(sign):
+    loop = make_loop(stop=0.5)
+    loop.run(0.1)
+    measured = np.array([sign * 2.3, 0.0])
+    plan = loop.ex._hold_plan_from(1.0, measured, np.array([sign * 2.3, 0.0]), np.array([sign * 8.0, 8.0]),
+                                   None)
+    for k in range(60):
+        p, v, _ = plan.trajectory.sample(1.0 + 0.01 * k)
+        assert -2.5 <= p[0] <= 2.5, (k, p)
+    p_end, v_end, _ = plan.trajectory.sample(1.6)
+    assert p_end[0] == pytest.approx(sign * 2.5) and v_end.tolist() == [0.0, 0.0]
+    assert p_end[1] == pytest.approx(0.625 * 0.5 * 8.0)  # continuous joint: no limit, the ramp unchanged
+
+
+def test_stop_ramp_at_the_limit_holds_there():
+    loop = make_loop(stop=0.5)
+    plan = loop.ex._hold_plan_from(1.0, np.array([2.5, 0.0]), np.array([2.5, 0.0]), np.array([3.0, 0.0]), None)
+    assert plan.trajectory.sample(1.6)[0][0] == pytest.approx(2.5)
+
+
+def test_start_ramp_from_a_fast_measured_state_stops_inside_the_limits():
+    ex = TrajectoryExecutor.from_params(J, rrbot_params(J, stop_trajectory_duration=0.5), continuous=[False, True],
+                                        limits=arm_limits())
+    ex.start(10.0, [-2.4, 0.0], [-6.0, 0.0])
+    for k in range(60):
+        p, _, _ = ex.trajectory.sample(0.01 * k)
+        assert p[0] >= -2.5, (k, p)
+
+
+def test_stop_ramp_after_an_abort_near_a_limit_keeps_commands_inside(caplog):
+    """End to end: a goal racing to 2.4 rad aborts (the joint is stuck); the hold ramps to rest <= 2.5."""
+    loop = make_loop(stop=0.5, x0=(2.0, 0.0))
+    loop.run(0.1)
+    loop.robot.stuck = np.array([True, False])
+    code, _ = loop.ex.accept(trajectory(J, [point([2.4, 0.0], 0.06, [9.0, 0.0])]), goal_key="fast")
+    assert code == 0
+    since = len(loop.desired)
+    assert run_until_done(loop, "fast")[0].status == "aborted"
+    loop.run(1.0)
+    assert max(p[0] for _, p, _, _ in loop.desired[since:]) <= 2.5
