@@ -17,8 +17,11 @@ Private parameters:
 * ``~diagnostics_period`` (double, s, default 1.0) -- ``/diagnostics`` period; 0 disables.
 
 Services: ``~set_fault`` (rospy_control/SetSimFault: switch a simulated fault on or off; ``unit``
-may name a channel for ``bus_errors``) and ``~reset_command_stats`` (std_srvs/Trigger).  The driver's
-``~sim/set_fault`` and ``~sim/reset_command_stats`` forward to them.
+may name a channel for the bus-wide ``bus_errors`` and ``bus_off``), ``~reset_command_stats``
+(std_srvs/Trigger) and ``~command_stats`` (rospy_control/SimCommandStats: per motor the frames and
+command frames it received, its last position set-point and largest step; per channel whether the
+bus is off).  The driver's ``~sim/set_fault`` and ``~sim/reset_command_stats`` forward to them; with
+the in-process simulator the driver offers all three itself.
 
 Published: ``/diagnostics`` with a ``<node>: simulator`` status (per motor the command frames
 received and the largest position step between two consecutive command frames) and a
@@ -39,12 +42,13 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from std_srvs.srv import Trigger, TriggerResponse
 
 from rospy_control.adapter.diagnostics import DiagnosticsThread, DriverDiagnostics
+from rospy_control.adapter.sim_switches import command_stats, set_bus_off
 from rospy_control.adapter.driver_config import _as_bool, _non_negative
 from rospy_control.exceptions import CommunicationError, ConfigError, RospyControlError
 from rospy_control.log import get_logger
 from rospy_control.middleware.sim_process import SimulatorHost, apply_sim_fault
 from rospy_control.middleware.simulation.bus import default_bus_key
-from rospy_control.srv import SetSimFault, SetSimFaultResponse
+from rospy_control.srv import SetSimFault, SetSimFaultResponse, SimCommandStats, SimCommandStatsResponse
 
 __all__ = ["SimDiagnostics", "main"]
 
@@ -81,12 +85,15 @@ class SimDiagnostics(DriverDiagnostics):
 
 
 def sim_fault_services(mw: Any, prefix: str) -> List[Any]:
-    """``<prefix>set_fault`` (rospy_control/SetSimFault) and ``<prefix>reset_command_stats``
-    (std_srvs/Trigger) over the simulated firmware of middleware ``mw`` (the simulator node's own, or
-    the driver's in-process one)."""
+    """``<prefix>set_fault`` (rospy_control/SetSimFault), ``<prefix>reset_command_stats``
+    (std_srvs/Trigger) and ``<prefix>command_stats`` (rospy_control/SimCommandStats) over the simulated
+    firmware of middleware ``mw`` (the simulator node's own, or the driver's in-process one)."""
 
     def set_fault(req: Any) -> SetSimFaultResponse:
-        ok, text = apply_sim_fault(mw, req.unit, req.fault, bool(req.enable), req.value)
+        if req.fault == "bus_off":
+            ok, text = set_bus_off(mw, req.unit, bool(req.enable))
+        else:
+            ok, text = apply_sim_fault(mw, req.unit, req.fault, bool(req.enable), req.value)
         if ok:
             logger.warning("sim: %s", text)
         return SetSimFaultResponse(success=ok, message=text)
@@ -95,8 +102,17 @@ def sim_fault_services(mw: Any, prefix: str) -> List[Any]:
         mw.reset_simulator_command_stats()
         return TriggerResponse(success=True, message="command statistics of the simulated motors reset")
 
+    def get_stats(req: Any) -> SimCommandStatsResponse:
+        try:
+            table = command_stats(mw, req.unit)
+        except Exception as err:  # noqa: BLE001 - a bad request is answered, not raised
+            return SimCommandStatsResponse(success=False, message=str(err))
+        return SimCommandStatsResponse(success=True, message=f"{len(table['units'])} simulated motor(s)",
+                                       **table)
+
     return [rospy.Service(prefix + "set_fault", SetSimFault, set_fault),
-            rospy.Service(prefix + "reset_command_stats", Trigger, reset_stats)]
+            rospy.Service(prefix + "reset_command_stats", Trigger, reset_stats),
+            rospy.Service(prefix + "command_stats", SimCommandStats, get_stats)]
 
 
 def main(argv: Optional[List[str]] = None) -> int:
