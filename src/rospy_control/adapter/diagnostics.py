@@ -15,7 +15,8 @@ Statuses (``name`` is ``"<node name>: <what>"``, ``hardware_id`` the bus and CAN
   latest values.
 * ``channel <name>`` -- interface, bitrate, configured rate, measured cycles/s, ``frames_sent/s``,
   ``frames_received/s``, error counters, ``bus_load_estimate`` (%), late cycles and overruns.
-  WARN above the channel's ``max_bus_load`` or when errors grew since the last report.
+  WARN above the channel's ``max_bus_load`` or when errors grew since the last report; ERROR while
+  the bus is off (``bus_off``: the CAN controller reported bus-off; every unit on it is in FAULT).
 * ``control loop`` -- configured rate, measured rate, overruns (total and since last report),
   errors, execution times, host stalls (count, longest, since last report) and the trajectory
   delay they caused (the period passed to the controllers is bounded, see
@@ -27,6 +28,9 @@ Statuses (``name`` is ``"<node name>: <what>"``, ``hardware_id`` the bus and CAN
   ERROR while a unit is in FAULT (message: the units and reasons), else OK.
 * ``simulator`` -- with the simulated firmware only: per motor the command frames received and the
   largest position step between two consecutive command frames (joint side).
+* ``controller failures`` -- controllers that raised in ``update`` (or ``starting``, ...) and were
+  aborted by the controller manager (the loop and the other controllers go on): ERROR while one of
+  them is still aborted, naming it, the hook and the error; OK once each was started again.
 * ``robot_hw`` -- from the RobotHW's ``status()``: hold mode, per joint the command interface,
   motor mode and controller, the pending mode switch, faulted joints (ERROR).  The motor statuses
   also get each driven joint's interface and controller from it.
@@ -145,6 +149,9 @@ class DriverDiagnostics:
             statuses.append(sim)
         if self.controller_states is not None:
             statuses.append(self.controllers_status())
+        failures = self.controller_failures_status()
+        if failures is not None:
+            statuses.append(failures)
         for source in self.extra:
             try:
                 statuses.extend(source())
@@ -243,6 +250,9 @@ class DriverDiagnostics:
                 values.append((key, value))
         for unit, n in sorted(timeouts.items()):
             values.append((f"reply_timeouts {unit}", n))
+        bus_off = bool(ch.get("bus_off"))
+        values.append(("bus_off", bus_off))
+        values.append(("bus_off_count", ch.get("bus_off_count", 0)))
         self._last_channels[name] = dict(ch)
         max_load = 0.8
         channel_obj = getattr(self.mw, "channels", {}).get(name)
@@ -253,7 +263,12 @@ class DriverDiagnostics:
             simulated = " (simulated)" if self.mw.is_simulated(name) else ""
         except Exception:  # noqa: BLE001
             pass
-        if errors > last_errors:
+        if bus_off:
+            since = _wall(ch.get("bus_off_since") or 0.0)
+            level, message = ERROR, (f"BUS-OFF since {since}: the CAN controller left the bus; nothing is "
+                                     "sent, every unit on it is in FAULT until the controller restarts and "
+                                     "~reset_faults re-enables them")
+        elif errors > last_errors:
             level, message = WARN, f"{errors - last_errors} new bus error(s)"
         elif load > max_load:
             level, message = WARN, f"bus load estimate {100 * load:.0f} % above {100 * max_load:.0f} %"
@@ -367,6 +382,39 @@ class DriverDiagnostics:
         level = OK if not bad else WARN
         message = "all running" if not bad else f"not running: {', '.join(bad)}"
         return _status(name, "standalone", level, message, list(states.items()))
+
+    def controller_failures_status(self) -> Optional[DiagnosticStatus]:
+        """Controllers the controller manager aborted because they raised (None without a manager)."""
+        cm = getattr(self.loop, "controller_manager", None) if self.loop is not None else None
+        fn = getattr(cm, "controller_failures", None)
+        if cm is None or not callable(fn):
+            return None
+        name = self._name("controller failures")
+        try:
+            failures = list(fn())
+            latest: Dict[str, Tuple[str, str]] = {}
+            for _, ctrl, hook, error in failures:
+                latest[ctrl] = (hook, error)
+            aborted = {}
+            for ctrl, what in latest.items():
+                c = cm.get_controller_by_name(ctrl)
+                if c is not None and c.is_aborted():
+                    aborted[ctrl] = what
+        except Exception as err:  # noqa: BLE001
+            return _status(name, "controller_manager", WARN, f"controller failures unavailable: {err}", [])
+        values: List[Tuple[str, Any]] = [("failures", len(failures))]
+        for wall, ctrl, hook, error in failures[-self.MAX_EVENTS:]:
+            values.append((f"{_wall(wall)} {ctrl}", f"{hook}(): {error}"))
+        if aborted:
+            level = ERROR
+            message = "aborted after raising: " + "; ".join(
+                f"{c} ({h}(): {e})" for c, (h, e) in sorted(aborted.items())) + \
+                "; the control loop and the other controllers go on"
+        else:
+            level = OK
+            message = "no controller failed" if not failures else \
+                f"{len(failures)} failure(s), every failed controller was started again or unloaded"
+        return _status(name, "controller_manager", level, message, values)
 
     # -- robot_hw ---------------------------------------------------------------------------------
     def _robot_hw_report(self) -> Any:

@@ -48,7 +48,9 @@ Switching (``switch_controller`` here, applied by :meth:`ControllerManager.updat
 
 Controller exceptions never escape :meth:`update`: a controller raising in ``update``, ``starting``,
 ``stopping``, ``waiting`` or ``aborting`` is logged (throttled) and put in ABORTED (its ``aborting``
-hook runs, e.g. velocity controllers write zero).
+hook runs, e.g. velocity controllers write zero); the loop and the other controllers go on.  Each such
+failure is kept (:meth:`ControllerManager.controller_failures`, the driver's ``/diagnostics``); the
+controller runs again only when a switch starts it again.
 
 Statistics (``controller_manager_msgs/ControllerStatistics``, which ros_control never publishes): per
 controller, the wall time of each ``update`` call (mean, max, variance, in seconds), the number of
@@ -61,6 +63,7 @@ import importlib
 import sys
 import threading
 import time as _time
+from collections import deque
 from typing import Any, Iterable, List, Optional, Sequence, Set, Tuple
 
 from rospy_control.controller_interface.controller_base import ControllerBase, ControllerState
@@ -105,6 +108,8 @@ class ControllerManager:
     SWITCH_WAIT_LIMIT: Optional[float] = 30.0
     #: Seconds between checks of ``root_nh.ok()`` while waiting for a switch.
     SWITCH_POLL = 0.05
+    #: Controller failures kept for :meth:`controller_failures`.
+    FAILURES_KEPT = 50
 
     def __init__(self, robot_hw, root_nh: NodeHandle, registry: Optional[Registry] = None,
                  switch_wall_margin: Optional[float] = None,
@@ -124,6 +129,8 @@ class ControllerManager:
         self._throttle = Throttle(5.0)
         self.update_count = 0
         self.last_update_time: Optional[float] = None
+        #: (wall time, controller, hook, error text) of the latest controller failures
+        self._failures: "deque[Tuple[float, str, str, str]]" = deque(maxlen=self.FAILURES_KEPT)
 
     # =============================================================================================
     # real-time side
@@ -226,8 +233,13 @@ class ControllerManager:
 
     def _controller_failed(self, spec: ControllerSpec, what: str, err: BaseException, time: float) -> None:
         name = spec.info.name
+        hook = what[:-len("_request")] if what.endswith("_request") else what
+        hook = {"start": "starting", "stop": "stopping", "wait": "waiting",
+                "abort": "aborting"}.get(hook, hook)
+        self._failures.append((_time.time(), name, hook, f"{type(err).__name__}: {err}"))
         if self._throttle.ready((name, what)):
-            logger.error("Controller '%s' raised in %s(): %r; aborting it", name, what, err)
+            logger.error("Controller '%s' raised in %s(): %r; aborting it (the control loop and the other "
+                         "controllers go on; start it again with a switch)", name, hook, err)
         if what == "abort_request":
             spec.c.state = ControllerState.ABORTED
             return
@@ -241,6 +253,11 @@ class ControllerManager:
     # =============================================================================================
     # non-real-time side
     # =============================================================================================
+    def controller_failures(self) -> List[Tuple[float, str, str, str]]:
+        """The latest controller failures, oldest first: ``(time.time(), controller, hook, error)``,
+        ``hook`` being ``update``, ``starting``, ``stopping``, ``waiting`` or ``aborting``."""
+        return list(self._failures)
+
     def get_controller_by_name(self, name: str) -> Optional[ControllerBase]:
         """The loaded controller instance called ``name``, or None."""
         spec = self._spec(name)
