@@ -159,6 +159,7 @@ class TrajectoryExecutor:
         self._zeros = np.zeros(n)
         self._reject_throttle = Throttle(1.0)
         self._hold_throttle = Throttle(5.0)
+        self._clip_throttle = Throttle(5.0)
 
     @classmethod
     def from_params(cls, joint_names: Sequence[str], params: Any, continuous: Optional[Sequence[bool]] = None,
@@ -290,14 +291,39 @@ class TrajectoryExecutor:
             raise TrajectoryError("TrajectoryExecutor.update() without a plan")
         traj = plan.trajectory
         i, r = traj.sample_interval(uptime, self._power)
+        n = self._n
+        lower, upper = self._limits.lower, self._limits.upper
+        if (r[:n] < lower).any() or (r[:n] > upper).any():
+            r = self._clip_to_limits(r, lower, upper)
         pos = np.array(positions, dtype=float)
         vel = self._zeros if velocities is None else np.array(velocities, dtype=float)
         self._latest = (time, uptime, r, pos, vel)
         goal = plan.goal
         if goal is not None and goal.active:
             self._check(plan, goal, i, uptime, r, pos, vel, time)
-        n = self._n
         return r[:n], r[n:2 * n], r[2 * n:]
+
+    def _clip_to_limits(self, r: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+        """Desired state with positions beyond the limits put on the limit, at rest there.
+
+        Every executed point lies inside the limits, but a spline between them can overshoot: a
+        bridge from a state with a large velocity or acceleration (points 50 ms apart that ask for
+        tens of rad/s, then a replacement) swings far out before it reaches its first point.  The
+        joint waits on the limit instead, so no command ever leaves the limits (the RobotHW's limit
+        handles, if any, would clip it too; path tolerances see the clipped desired state).
+        """
+        n = self._n
+        p = r[:n]
+        out = (p < lower) | (p > upper)
+        r = r.copy()
+        r[:n] = np.clip(p, lower, upper)
+        r[n:2 * n][out] = 0.0
+        r[2 * n:][out] = 0.0
+        if self._clip_throttle.ready():
+            logger.warning("Desired trajectory of %s leaves the position limits between its points "
+                           "(spline overshoot): holding on the limit meanwhile",
+                           [self._names[j] for j in np.flatnonzero(out)])
+        return r
 
     def _check(self, plan: _Plan, goal: _Goal, i: int, uptime: float, r: np.ndarray, pos: np.ndarray,
                vel: np.ndarray, time: float) -> None:

@@ -239,7 +239,7 @@ class TrajectoryLimits:
         p = np.asarray(positions, dtype=float)
         v = np.asarray(velocities, dtype=float)
         travel = reach * v
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             room = np.where(travel > 0.0, self.upper - p, np.where(travel < 0.0, p - self.lower, np.inf))
             scale = np.where(np.abs(travel) > room, np.clip(room / np.abs(travel), 0.0, 1.0), 1.0)
         return v * scale

@@ -284,3 +284,28 @@ def test_stop_ramp_after_an_abort_near_a_limit_keeps_commands_inside(caplog):
     assert run_until_done(loop, "fast")[0].status == "aborted"
     loop.run(1.0)
     assert max(p[0] for _, p, _, _ in loop.desired[since:]) <= 2.5
+
+
+# Found by fuzzing (issue #12 item 4): a bridge from a desired state with a large acceleration (points
+# 50 ms apart asking for tens of rad/s, then a replacement) swung wrist_2 to -3.2 rad against its limit
+# of -3.0 before it reached its first point, although every point lay inside the limits.  The executor
+# now holds such a joint on the limit (at rest) while its spline is outside.
+def test_spline_overshoot_is_clipped_to_the_position_limits(caplog):
+    loop = make_loop(stop=0.0)
+    loop.run(0.1)
+    up = loop.ex.uptime
+    overshoot = Trajectory.from_states([up, up + 0.6], [PointState([2.0, 0.0], [20.0, 1.0], [0.0, 0.0]),
+                                                        PointState([2.4, 0.6], [0.0, 0.0], [0.0, 0.0])])
+    assert max(overshoot.sample(up + 0.01 * k)[0][0] for k in range(60)) > 2.6  # the spline leaves
+    garbage_plan(loop.ex, overshoot, "g")
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        clipped = 0
+        for _ in range(60):
+            p, v, a = loop.step()
+            assert p[0] <= 2.5
+            if p[0] == 2.5:
+                clipped += 1
+                assert v[0] == 0.0 and a[0] == 0.0
+            assert v[1] != 0.0 or p[1] == pytest.approx(0.6)  # the other joint follows its spline
+    assert clipped > 5
+    assert "leaves the position limits" in caplog.text and "elbow" in caplog.text
