@@ -268,21 +268,22 @@ class Motor(CanUnit):
                 return True
         return False
 
-    def set_command(self, mode: ControlMode, value: float = 0.0) -> None:
-        """Command ``value`` in ``mode`` (POSITION rad, VELOCITY rad/s, EFFORT N·m; NONE ignores it).
+    def set_command(self, mode: ControlMode, value: float = 0.0, effort: float = 0.0) -> None:
+        """Command ``value`` in ``mode`` (POSITION rad, VELOCITY rad/s, EFFORT N·m; NONE ignores it);
+        ``effort``: torque feed-forward (N·m) of a VELOCITY command (e.g. gravity).
 
         Takes effect at the channel's next cycle; the mode counts as confirmed (see
         :meth:`mode_confirmed`) once a reply arrives after the first frame in that mode was sent.
         A NaN or infinite value is ignored (the previous command stays) and counted in
         :attr:`rejected_commands`.  Every call is a new command for the watchdog.
         """
-        if self._reject_non_finite(value):
+        if self._reject_non_finite(value, effort):
             return
         d = self.direction
         if mode == ControlMode.POSITION:
             data = self._position_frame(d * value + self.zero_offset)
         elif mode == ControlMode.VELOCITY:
-            data = mit.pack_command(0.0, d * value, 0.0, self.velocity_kd, 0.0, self.limits)
+            data = mit.pack_command(0.0, d * value, 0.0, self.velocity_kd, d * effort, self.limits)
         elif mode == ControlMode.EFFORT:
             data = mit.pack_command(0.0, 0.0, 0.0, 0.0, d * value, self.limits)
         elif mode == ControlMode.NONE:
