@@ -147,12 +147,13 @@ def parse_hardware_xml(source: str) -> HardwareInfo:
                 names.append(n)
             elif el is not doc and c.tag in ("limits", "gains", "simulation", "covariance"):
                 continue
-            elif el is doc and c.tag == "channel":
-                continue
+            elif el is doc and c.tag in ("channel", "simulation", "gravity_compensation"):
+                continue  # read by Middleware (channels) and rospy_control.dynamics (the other two)
             else:
                 where = "inside <hardware>" if el is doc else f"inside {el.describe()}"
+                top = "<channel>, <group>, <unit>, <simulation> or <gravity_compensation>"
                 raise c.error(f"unexpected element <{c.tag}> {where}; expected "
-                              + ("<channel>, <group> or <unit>" if el is doc else "<group> or <unit>"))
+                              + (top if el is doc else "<group> or <unit>"))
         return names
 
     for c in doc.children:
