@@ -12,9 +12,14 @@ firmware:
   time of each frame (so an idle simulator costs nothing)::
 
       tau_motor = clamp(kp (p_des - p) + kd (v_des - v) + t_ff, +-torque_limit)     (0 when disabled)
-      J dv/dt   = tau_motor + load_torque - damping v - friction sign(v)
+      J dv/dt   = tau_motor + load_torque + gravity_load(q) - damping v - friction sign(v)
       p clamped to [stop_min, stop_max] (inelastic hard stops)
 
+  ``gravity_load`` is the static gravity torque of the links the motor carries at the current pose of
+  the whole robot (every simulated channel), from the URDF's ``<inertial>`` elements through its
+  transmissions (:mod:`rospy_control.dynamics.sim_load`; 0 when the simulator was given no URDF); the
+  hardware XML's root ``<simulation>`` sets the gravity vector and adds payloads the URDF does not
+  know.  ``load_torque`` is a constant extra (joints outside the URDF model).
   Damping terms are integrated implicitly (stable for any gain), Coulomb friction as a velocity
   impulse that can stop the joint (stiction).  Reported values get Gaussian noise and the reply is
   delayed by ``latency``.

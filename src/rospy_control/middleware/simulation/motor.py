@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 import struct
 import time
-from typing import Optional
+from typing import Any, Optional
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware.config import ElementInfo, non_negative, positive, to_float
@@ -58,6 +58,11 @@ class SimulatedMotor(SimUnit):
                                   check=positive,
                                   expected="a positive torque (N m)")
         self.load_torque = r.get("load_torque", to_float, 0.0)
+        #: pose-dependent gravity load (motor frame, N m), kept up to date by ``gravity`` (a
+        #: :class:`rospy_control.dynamics.sim_load.SimulatedGravity` shared by the robot's motors, None:
+        #: no URDF model); it adds to the constant ``load_torque``
+        self.gravity: Optional[Any] = None
+        self.gravity_load = 0.0
         stop_min = r.get("stop_min", to_float, None)
         stop_max = r.get("stop_max", to_float, None)
         init = r.get("initial_position", to_float, 0.0)
@@ -132,9 +137,12 @@ class SimulatedMotor(SimUnit):
             n = 2000
             t = now - n * dt
         self.t = t + n * dt
+        gravity = self.gravity
+        if gravity is not None:
+            gravity.refresh(now)
         p, v = self.p, self.v
         J, b, lim = self.inertia, self.damping, self.torque_limit
-        load = self.load_torque
+        load = self.load_torque + self.gravity_load
         f_imp = self.friction * dt / J
         smin, smax = self.stop_min, self.stop_max
         pd, vd, kp, kd, tff = self.cmd
