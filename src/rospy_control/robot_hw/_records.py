@@ -10,7 +10,7 @@ so they always switch together).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from rospy_control.hardware_interface import (
     ActuatorData,
@@ -128,7 +128,7 @@ class Actuator:
 
 class Group:
     __slots__ = ("name", "where", "transmission", "joints", "actuators", "mode", "faulted", "ready", "reseed",
-                 "buf")
+                 "buf", "ff")
 
     def __init__(self, name: str, where: str, transmission, joints: List[Joint],
                  actuators: List[Actuator], mode: ControlMode) -> None:
@@ -142,6 +142,8 @@ class Group:
         self.ready = False
         self.reseed = False
         self.buf = [0.0] * len(joints), [0.0] * len(joints)
+        #: gravity feed-forward of each motor (actuator side, N m), None: none (see ._gravity)
+        self.ff: Optional[List[float]] = None
 
 
 class Records:
@@ -163,3 +165,4 @@ class Records:
         self.contacts: List[Tuple[str, ContactSensorData]] = []
         self.sensor_units: Dict[str, CanSensor] = {}
         self.loader: Optional[TransmissionInterfaceLoader] = None  # set once built
+        self.gravity: Optional[Any] = None  # the GravityFeedForward (._gravity), None: off

@@ -28,9 +28,12 @@ class Writer:
         self._groups = rec.groups
         self._hold_mode = rec.hold_mode
         self._throttle = throttle
+        self._gravity = rec.gravity
 
     def write(self, period: float) -> None:
         """One cycle of commands.  Never blocks or raises."""
+        if self._gravity is not None:
+            self._gravity.update()  # from the positions read() measured this cycle
         for g in self._groups:
             if not g.ready:
                 continue
@@ -82,6 +85,7 @@ class Writer:
         tr = g.transmission
         act_pos = tr.joint_to_actuator_position(pos)
         act_vel = tr.joint_to_actuator_velocity(vel) if feed_forward else None
+        ff = g.ff
         for i, a in enumerate(g.actuators):
             p = act_pos[i]
             if not _isfinite(p):  # cannot happen with finite joint values; never send it anyway
@@ -89,12 +93,16 @@ class Writer:
                 continue
             ad = a.data
             ad.command_position = p
+            tau = ff[i] if ff is not None else 0.0   # gravity feed-forward (see ._gravity)
             if act_vel is not None and _isfinite(act_vel[i]):
                 ad.command_velocity = act_vel[i]
-                a.motor.set_position(p, act_vel[i])
+                a.motor.set_position(p, act_vel[i], tau)
             else:
                 ad.command_velocity = 0.0
-                a.motor.set_command(ControlMode.POSITION, p)
+                if tau:
+                    a.motor.set_position(p, 0.0, tau)
+                else:
+                    a.motor.set_command(ControlMode.POSITION, p)
 
     def _write_scalar(self, g: Group, period: float, kind: str, field: str) -> None:
         values = g.buf[0]
@@ -116,13 +124,17 @@ class Writer:
         else:
             out = tr.joint_to_actuator_effort(values)
             mode = ControlMode.EFFORT
+        ff = g.ff if mode == ControlMode.VELOCITY else None
         for i, a in enumerate(g.actuators):
             v = out[i]
             if not _isfinite(v):
                 self._warn_nan(a, "actuator " + kind)
                 v = 0.0
             setattr(a.data, field, v)
-            a.motor.set_command(mode, v)
+            if ff is not None:
+                a.motor.set_command(mode, v, ff[i])   # velocity + gravity feed-forward
+            else:
+                a.motor.set_command(mode, v)
 
     def _write_faulted(self, g: Group) -> None:
         if self._throttle.ready(("fault", g.name)):

@@ -20,8 +20,11 @@ fault tracker's ``faulted_joints``, the configuration's objects), never containe
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from rospy_control.dynamics import compensation_options, hardware_root, simulation_options
+from rospy_control.dynamics.sim_load import attach_simulated_gravity
 from rospy_control.exceptions import CommunicationError, ConfigError, HardwareError, HardwareInterfaceError
 from rospy_control.hardware_interface import ControllerInfo, RobotHW, SwitchState
 from rospy_control.log import Throttle, get_logger
@@ -29,6 +32,7 @@ from rospy_control.middleware import ControlMode, Middleware
 from rospy_control.robot_hw._binding import bind
 from rospy_control.robot_hw._build import build, check_params, read_text
 from rospy_control.robot_hw._faults import FaultTracker
+from rospy_control.robot_hw._gravity import GravityFeedForward, build_feed_forward
 from rospy_control.robot_hw._records import HOLD_MODES, KIND_INTERFACES, WATCHDOG_MODES, Joint, Records
 from rospy_control.robot_hw._status import ERROR, OK, STALE, WARN, DiagnosticRecord, build_status, diagnostics
 from rospy_control.robot_hw._switching import SwitchPlanner
@@ -88,7 +92,8 @@ class MiddlewareRobotHW(RobotHW):
 
     def __init__(self, middleware: Optional[Middleware] = None, urdf_xml: Optional[str] = None,
                  params: Optional[dict] = None, urdf_source: str = "robot_description",
-                 params_source: str = "robot_hw", owns_middleware: bool = False) -> None:
+                 params_source: str = "robot_hw", owns_middleware: bool = False,
+                 hardware_xml: Optional[str] = None) -> None:
         super().__init__()
         self._mw: Optional[Middleware] = None
         self._owns = False
@@ -96,7 +101,7 @@ class MiddlewareRobotHW(RobotHW):
         self._adopt(Records())  # nothing configured yet
         if middleware is not None:
             self.configure(middleware, urdf_xml, params, urdf_source=urdf_source, params_source=params_source,
-                           owns_middleware=owns_middleware)
+                           owns_middleware=owns_middleware, hardware_xml=hardware_xml)
 
     def _adopt(self, rec: Records) -> None:
         """Make ``rec`` (and fresh helpers over it) the configuration this RobotHW runs."""
@@ -123,7 +128,7 @@ class MiddlewareRobotHW(RobotHW):
         mw = Middleware.from_xml(hardware_xml, simulate=simulate)
         try:
             hw = cls(mw, urdf_xml, params, urdf_source=urdf_source, params_source=params_source,
-                     owns_middleware=True)
+                     owns_middleware=True, hardware_xml=hardware_xml)
             if start:
                 hw.start()
         except BaseException:
@@ -175,7 +180,7 @@ class MiddlewareRobotHW(RobotHW):
             if "joint_limits" not in params and param("joint_limits", nh=root_nh) is not None:
                 params["joint_limits"] = param("joint_limits", nh=root_nh)
             self.configure(mw, urdf, params, urdf_source=urdf_source, params_source=robot_hw_nh.namespace,
-                           owns_middleware=owns)
+                           owns_middleware=owns, hardware_xml=source)
             if param("start", True):
                 self.start()
         except BaseException:
@@ -186,8 +191,12 @@ class MiddlewareRobotHW(RobotHW):
 
     def configure(self, middleware: Middleware, urdf_xml: Optional[str], params: Optional[dict] = None,
                   urdf_source: str = "robot_description", params_source: str = "robot_hw",
-                  owns_middleware: bool = False) -> None:
+                  owns_middleware: bool = False, hardware_xml: Optional[str] = None) -> None:
         """Register every interface and handle (see the class docstring for the arguments).
+
+        ``hardware_xml`` (path or text; default: the middleware's source file) is read for the
+        robot-level ``<gravity_compensation>`` (the feed-forward, :mod:`._gravity`) and ``<simulation>``
+        elements: the middleware's in-process simulated firmware gets the URDF's gravity from here.
 
         :raises ConfigError: any configuration problem; the RobotHW is then left unconfigured.
         """
@@ -203,6 +212,13 @@ class MiddlewareRobotHW(RobotHW):
         binding = bind(middleware, urdf_text, urdf_source, params.get("skip_unknown_actuators", False))
         # all or nothing: everything is built into fresh objects, adopted only when all succeeded
         rec, staging = build(middleware, binding, params, hold, urdf_source, params_source)
+        if hardware_xml is None and os.path.isfile(str(middleware.source)):
+            hardware_xml = middleware.source  # built from text, the source is '<xml string>'
+        root = hardware_root(hardware_xml)
+        rec.gravity = build_feed_forward(urdf_text, urdf_source, rec, compensation_options(root))
+        # the simulated firmware in this process (if any) feels the same URDF's weights
+        attach_simulated_gravity(middleware.simulators().values(), urdf_text, simulation_options(root),
+                                 urdf_source)
         for name in staging.get_names():
             iface = staging.get(name)
             assert iface is not None  # one of staging's own names
@@ -385,6 +401,11 @@ class MiddlewareRobotHW(RobotHW):
                     assert cap is not None  # set by a step > 0
                     caps[a.name] = cap
         return caps
+
+    @property
+    def gravity_feed_forward(self) -> Optional[GravityFeedForward]:
+        """The gravity feed-forward (None: off; ``<gravity_compensation>`` in the hardware XML)."""
+        return self._rec.gravity
 
     def consume_reset_request(self) -> bool:
         """True once after a faulted group recovered (pass it as ``reset_controllers`` to the

@@ -101,7 +101,11 @@ def test_nan_commands_are_never_sent(make_hw, caplog):
     sent = []
     m = hw.middleware.motor("wrist_1_motor")
     original = m.set_command
-    m.set_command = lambda mode, value=0.0: (sent.append((mode, value)), original(mode, value))
+    m.set_command = lambda mode, value=0.0, effort=0.0: (sent.append((mode, value)),
+                                                         original(mode, value, effort))
+    # a position command with gravity feed-forward (t_ff) goes through set_position
+    original_pos = m.set_position
+    m.set_position = lambda p, v=0.0, e=0.0: (sent.append((ControlMode.POSITION, p)), original_pos(p, v, e))
     spin(hw, 0.1, lambda: handle.set_command(float("nan")))
     assert sent and all(mode == ControlMode.POSITION and math.isfinite(v) for mode, v in sent)
     held = sent[-1][1]
