@@ -10,7 +10,8 @@ running and holding their last command, as a real robot's do.
 Two front ends use it: the ROS node ``scripts/sim_node`` (:mod:`rospy_control.adapter.sim_node`,
 started by ``launch/bringup.launch`` with ``sim:=true``) and, without ROS, this module's :func:`main`::
 
-    python3 -m rospy_control.middleware.sim_process config/arm_hardware.xml --key my-key [--sim]
+    python3 -m rospy_control.middleware.sim_process config/arm_hardware.xml --key my-key [--sim] \
+        [--urdf urdf/arm.urdf]
 
 which prints one line ``ready <channel>=<group>:<port> ...`` once it answers, and runs until SIGTERM
 or SIGINT (``hw_check --sim`` starts it that way and stops it at exit).
@@ -62,18 +63,24 @@ class SimulatorHost:
     :param key: the bus key (the driver must use the same).
     """
 
-    def __init__(self, middleware: Middleware, key: str) -> None:
+    def __init__(self, middleware: Middleware, key: str, urdf: Optional[str] = None,
+                 urdf_source: str = "robot_description") -> None:
         self.middleware = middleware
         self.key = key
+        if urdf:  # URDF text: the motors feel its links' weights (rospy_control.dynamics.sim_load)
+            from rospy_control.dynamics.sim_load import attach_to_middleware
+            attach_to_middleware(middleware, urdf, source=urdf_source)
         self.addresses: Dict[str, SimBusAddress] = {
             name: sim_bus_address(key, name) for name in middleware.simulators()}
         self._started = False
         self._liveness: List[SharedLiveness] = []
 
     @classmethod
-    def from_xml(cls, source: str, key: str, simulate: Optional[bool] = True) -> "SimulatorHost":
-        """Build from a hardware XML path or text.  :raises ConfigError: as the driver would."""
-        return cls(Middleware.from_xml(source, simulate=simulate), key)
+    def from_xml(cls, source: str, key: str, simulate: Optional[bool] = True, urdf: Optional[str] = None,
+                 urdf_source: str = "robot_description") -> "SimulatorHost":
+        """Build from a hardware XML path or text (and the URDF's text, for gravity).
+        :raises ConfigError: as the driver would."""
+        return cls(Middleware.from_xml(source, simulate=simulate), key, urdf, urdf_source)
 
     @property
     def simulators(self) -> Dict[str, SimulatedFirmware]:
@@ -140,9 +147,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     mode.add_argument("--sim", action="store_true", help="simulate every channel")
     mode.add_argument("--xml", action="store_true",
                       help="simulate the channels whose <simulation> is enabled (the default)")
+    p.add_argument("--urdf", help="URDF file: the simulated motors feel its links' weights (gravity)")
     args = p.parse_args(argv)
     try:
-        host = SimulatorHost.from_xml(args.config, args.key, simulate=True if args.sim else None)
+        urdf = None
+        if args.urdf:
+            try:
+                with open(args.urdf, encoding="utf-8") as f:
+                    urdf = f.read()
+            except OSError as err:
+                raise ConfigError(f"cannot read the URDF: {err}", args.urdf) from err
+        host = SimulatorHost.from_xml(args.config, args.key, simulate=True if args.sim else None, urdf=urdf,
+                                      urdf_source=args.urdf or "robot_description")
         host.start()
     except ConfigError as err:
         sys.stderr.write(f"sim_process: configuration error: {err}\n")
