@@ -16,6 +16,9 @@ Private parameters:
   ``~sim_bus_key`` (see :mod:`rospy_control.middleware.simulation.bus`).
 * ``~diagnostics_period`` (double, s, default 1.0) -- ``/diagnostics`` period; 0 disables.
 
+Read too: ``robot_description`` (the URDF, optional): the simulated motors feel the static gravity
+torque of its links at the current pose (:mod:`rospy_control.dynamics.sim_load`).
+
 Services: ``~set_fault`` (rospy_control/SetSimFault: switch a simulated fault on or off; ``unit``
 may name a channel for the bus-wide ``bus_errors`` and ``bus_off``), ``~reset_command_stats``
 (std_srvs/Trigger) and ``~command_stats`` (rospy_control/SimCommandStats: per motor the frames and
@@ -131,7 +134,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         if not key:
             key = default_bus_key(rosgraph.get_master_uri(), rospy.get_namespace())
         period = _non_negative("~diagnostics_period", rospy.get_param("~diagnostics_period", 1.0))
-        host = SimulatorHost.from_xml(configure, key, simulate=True if simulate else None)
+        # the URDF (robot_description, as the driver reads it) gives the motors their links' weights
+        urdf = rospy.get_param("robot_description", None)
+        host = SimulatorHost.from_xml(configure, key, simulate=True if simulate else None,
+                                      urdf=urdf if isinstance(urdf, str) else None,
+                                      urdf_source=rospy.resolve_name("robot_description"))
         host.start()
     except ConfigError as err:
         rospy.logfatal("sim: configuration error, not starting: %s", err)
