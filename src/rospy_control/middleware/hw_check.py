@@ -15,7 +15,8 @@ firmware in a process of its own, as real firmware runs on its own processors an
 with ``sim:=true``: hw_check starts ``python3 -m rospy_control.middleware.sim_process`` with a bus key
 of its own (``hw_check-<pid>``) and stops it at exit; if that process cannot run or does not answer,
 hw_check says so and falls back to the in-process simulator.  ``--sim-in-process`` runs the firmware
-inside hw_check on a ``virtual`` bus instead.
+inside hw_check on a ``virtual`` bus instead.  ``--urdf <file>`` gives the simulated motors the
+static gravity load of the URDF's links at the current pose (without it, only constant loads).
 
 Exit status: 0 all good; 1 configuration error; 2 communication error (bus cannot be opened, error on
 a channel thread); 3 units in FAULT at the end (also after a failed ``--reset``); 130 interrupted.
@@ -49,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="run the simulated firmware in a process of its own (udp_multicast bus; the default)")
     p.add_argument("--sim-in-process", action="store_true",
                    help="run the simulated firmware inside hw_check (virtual bus)")
+    p.add_argument("--urdf", help="URDF file: the simulated motors feel its links' weights (gravity)")
     p.add_argument("--passive", action="store_true", help="do not enable motors or poll sensors; only listen")
     p.add_argument("--hold", action="store_true",
                    help="after enabling, hold each motor at its current position")
@@ -155,11 +157,13 @@ class SimProcess:
     #: seconds to wait for its ``ready`` line
     START_TIMEOUT = 20.0
 
-    def __init__(self, config: str, simulate: Optional[bool]) -> None:
+    def __init__(self, config: str, simulate: Optional[bool], urdf: Optional[str] = None) -> None:
         self.key = f"hw_check-{os.getpid()}"
         cmd = [sys.executable, "-m", "rospy_control.middleware.sim_process", config, "--key", self.key]
         if simulate:
             cmd.append("--sim")
+        if urdf:
+            cmd += ["--urdf", urdf]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      stdin=subprocess.DEVNULL)
 
@@ -200,12 +204,13 @@ class SimProcess:
                 f.close()
 
 
-def _start_sim_process(mw: Middleware, config: str, simulate: Optional[bool]) -> Optional[SimProcess]:
+def _start_sim_process(mw: Middleware, config: str, simulate: Optional[bool],
+                       urdf: Optional[str] = None) -> Optional[SimProcess]:
     """Start the simulator process and point ``mw`` at it; None (in-process fallback, said on stderr)
     if it does not come up."""
     sim: Optional[SimProcess] = None
     try:
-        sim = SimProcess(config, simulate)
+        sim = SimProcess(config, simulate, urdf)
         why = sim.wait_ready()
     except OSError as err:
         why = f"{type(err).__name__}: {err}"
@@ -232,6 +237,13 @@ def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
     simulate = True if args.sim else (False if args.hardware else None)
     try:
         mw = Middleware.from_xml(args.config, simulate=simulate)
+        if args.urdf:  # the in-process simulator (also the fallback) feels the URDF's weights
+            from rospy_control.dynamics.sim_load import attach_to_middleware
+            with open(args.urdf, encoding="utf-8") as f:
+                attach_to_middleware(mw, f.read(), args.config, source=args.urdf)
+    except OSError as err:
+        sys.stderr.write(f"hw_check: cannot read the URDF: {err}\n")
+        return 1
     except ConfigError as err:
         sys.stderr.write(f"hw_check: configuration error: {err}\n")
         return 1
@@ -241,7 +253,7 @@ def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
     sim: Optional[SimProcess] = None
     try:
         if mw.simulators() and not args.sim_in_process:
-            sim = _start_sim_process(mw, args.config, simulate)
+            sim = _start_sim_process(mw, args.config, simulate, args.urdf)
         mw.set_watchdog_mode("none")
         mw.start(enable_motors=not args.passive)
         if mw.simulators():
