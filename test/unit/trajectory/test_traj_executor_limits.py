@@ -308,4 +308,15 @@ def test_spline_overshoot_is_clipped_to_the_position_limits(caplog):
                 assert v[0] == 0.0 and a[0] == 0.0
             assert v[1] != 0.0 or p[1] == pytest.approx(0.6)  # the other joint follows its spline
     assert clipped > 5
-    assert "leaves the position limits" in caplog.text and "elbow" in caplog.text
+    assert "lies beyond the position limits" in caplog.text and "elbow" in caplog.text
+
+
+def test_a_hold_a_hair_beyond_the_limit_is_clipped_quietly(caplog):
+    """A joint resting a hair outside its limits (a gripper at -1e-5 against 0) is held on the limit,
+    without a warning every few seconds."""
+    loop = make_loop(stop=0.0, x0=(2.5004, 0.0))
+    loop.robot.stuck = np.array([True, False])
+    with caplog.at_level(logging.WARNING, logger=LOGGER):
+        loop.run(0.5)
+    assert loop.desired[-1][1][0] == 2.5
+    assert "beyond the position limits" not in caplog.text
