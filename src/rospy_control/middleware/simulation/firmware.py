@@ -249,6 +249,7 @@ class SimulatedFirmware:
         dt = self.dt
         reply = self._reply
         master = self.master_id
+        reply_due: Dict[int, float] = {}  # per motor id: when its latest delayed reply goes out
         beat = self.liveness.beat
         while self._running:
             beat(perf())  # wakes at least every IDLE_WAKE s, also with nothing to do
@@ -274,8 +275,14 @@ class SimulatedFirmware:
                             if payload is not None:
                                 lat = self._latency(m) if (m.latency or m.fault or self.settings.latency) \
                                     else 0.0
-                                if lat > 0.0:
-                                    heapq.heappush(heap, (now + lat, next(self._counter), can.Message(
+                                # a device answers in order: a reply never overtakes an earlier,
+                                # longer-delayed one (switching 'late' off must not reorder them)
+                                due = now + lat
+                                if due < reply_due.get(aid, 0.0):
+                                    due = reply_due[aid]
+                                if due > now:
+                                    reply_due[aid] = due
+                                    heapq.heappush(heap, (due, next(self._counter), can.Message(
                                         arbitration_id=master, is_extended_id=False, data=payload)))
                                 else:
                                     # bytes, not bytearray: the virtual bus deep-copies every frame
