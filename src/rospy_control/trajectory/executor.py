@@ -69,7 +69,7 @@ from rospy_control.log import Throttle, get_logger
 from rospy_control.trajectory.codes import (
     GOAL_TOLERANCE_VIOLATED, INVALID_GOAL, PATH_TOLERANCE_VIOLATED, SUCCESSFUL, code_name,
 )
-from rospy_control.trajectory.limits import TrajectoryLimits
+from rospy_control.trajectory.limits import MAX_TIME, TrajectoryLimits
 from rospy_control.trajectory.message import TrajectoryRejected, init_joint_trajectory, map_joints
 from rospy_control.trajectory.plan import (  # Goal/Plan: the executor's internals, hence private here
     ABORTED, PREEMPTED, SUCCEEDED, FeedbackSnapshot, GoalEvent, QueryStateResult,
@@ -131,8 +131,9 @@ class TrajectoryExecutor:
             raise ConfigError(f"tolerances are for {tolerances.n_joints} joints, expected {n}")
         self._default_tolerances = tolerances
         self._stop_duration = float(stop_trajectory_duration)
-        if not np.isfinite(self._stop_duration) or self._stop_duration < 0.0:
-            raise ConfigError(f"'stop_trajectory_duration' must be >= 0, got {stop_trajectory_duration!r}")
+        if not np.isfinite(self._stop_duration) or not 0.0 <= self._stop_duration <= MAX_TIME:
+            raise ConfigError(f"'stop_trajectory_duration' must be >= 0 and <= {MAX_TIME:g} s, got "
+                              f"{stop_trajectory_duration!r}")
         self._allow_partial = bool(allow_partial_joints_goal)
         self.hold_on_abort = bool(hold_on_abort)
         if goal_timeout_margin is not None and not goal_timeout_margin >= 0.0:

@@ -320,3 +320,11 @@ def test_a_hold_a_hair_beyond_the_limit_is_clipped_quietly(caplog):
         loop.run(0.5)
     assert loop.desired[-1][1][0] == 2.5
     assert "beyond the position limits" not in caplog.text
+
+
+def test_absurd_stop_trajectory_duration_is_a_config_error():
+    """Found by fuzzing the controller YAML: stop_trajectory_duration 1e308 loaded, and its stop ramp
+    overflowed into NaN (then fell back to a plain hold)."""
+    from rospy_control.exceptions import ConfigError
+    with pytest.raises(ConfigError, match="stop_trajectory_duration"):
+        TrajectoryExecutor.from_params(J, rrbot_params(J, stop_trajectory_duration=1e308), limits=arm_limits())
