@@ -2,7 +2,7 @@
 #   make run   -- install what is missing, build the catkin workspace, launch the simulated robot
 #   make test  -- same set-up, then every test (pytest unit suite + rostests)
 # Other targets: deps, build, unit, rostest, stress (rostests with two CPU hogs alongside), lint, bench,
-# clean.
+# fuzz (the fuzzing tests with a larger randomized budget: FUZZ_EXAMPLES, FUZZ_TIME), clean.
 #
 # The catkin workspace lives in .ws/ (ignored by git): .ws/src links this repository and, only where
 # the system lacks them, the message packages carried in ros_deps/.
@@ -19,7 +19,7 @@ PY := /usr/bin/python3
 WS := $(CURDIR)/.ws
 ENV := $(CURDIR)/tools/env.sh
 
-.PHONY: all deps build unit rostest stress test lint run bench clean
+.PHONY: all deps build unit rostest stress test lint run bench fuzz clean
 
 all: build
 
@@ -46,6 +46,13 @@ lint: deps
 
 bench: build
 	@source $(ENV) && $(PY) bench/run_all.py --out $(WS)/bench/results.json
+
+fuzz: build
+	@source $(ENV) && export FUZZ_EXAMPLES=$${FUZZ_EXAMPLES:-3000} FUZZ_TIME=$${FUZZ_TIME:-420} && \
+	  $(PY) -m pytest -q test/unit/controllers/test_fuzz_jtc_goals.py \
+	    test/unit/controller_manager/test_fuzz_cm_lifecycle.py test/unit/test_fuzz_broken_config.py && \
+	  $(CURDIR)/tools/run_rostests.sh test/integration/fuzz_goals_ros_control.test \
+	    test/integration/fuzz_goals_standalone.test
 
 run: build
 	@if [ ! -x scripts/driver_node ] || [ ! -f launch/bringup.launch ]; then \
