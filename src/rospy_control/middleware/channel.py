@@ -423,9 +423,9 @@ class CanChannel:
         self.bus_off_count += 1
         self.bus_off_since = time.time()
         reason = self._bus_off_reason = f"channel '{self.name}' is bus-off ({why})"
-        logger.error("channel '%s' (%s/%s): CAN bus-off (%s): the CAN controller left the bus; every unit on it "
-                     "goes to FAULT and is sent nothing; after the controller's automatic restart, call "
-                     "~reset_faults to re-enable them", self.name, self.interface, self.channel, why)
+        logger.error("channel '%s' (%s/%s): CAN bus-off (%s): the CAN controller left the bus; every unit "
+                     "on it goes to FAULT and is sent nothing; after the controller's automatic restart, "
+                     "call ~reset_faults to re-enable them", self.name, self.interface, self.channel, why)
         for u in self.units:
             u._on_bus_off(reason)
 
