@@ -119,14 +119,17 @@ class Case:
         self.via = via                    # "action" | "topic"
         self.names = names
         self.points = points              # dicts: positions, velocities, accelerations, effort, time
-        self.stamp = stamp                # ("zero", 0) | ("offset" | "past", seconds from now) | ("absolute", s)
+        # ("zero", 0) | ("offset" | "past", seconds from now) | ("absolute", s)
+        self.stamp = stamp
         self.static_code = expect_code    # what the message alone decides (before "now" is known)
         self.tolerances = tolerances or {}
         self.cancel_after = cancel_after  # seconds after sending (action goals) or None
         self.note = note
 
     def __repr__(self) -> str:
-        pts = self.points if len(self.points) <= 4 else self.points[:2] + [f"... {len(self.points)} points"]
+        pts: list = list(self.points)
+        if len(pts) > 4:
+            pts = pts[:2] + [f"... {len(pts)} points"]
         return (f"Case({self.category}, {self.via}, names={self.names}, stamp={self.stamp}, "
                 f"expect={CODE_NAMES[self.static_code]}, cancel_after={self.cancel_after}, points={pts})")
 
@@ -169,7 +172,7 @@ class Case:
             if isinstance(t, tuple):            # (secs, nsecs) integers, e.g. INT32_MAX
                 q.time_from_start = genpy.Duration(t[0], t[1])
             elif not math.isfinite(t):
-                q.time_from_start = t if not wire else genpy.Duration(INT32_MAX)  # type: ignore[assignment]
+                q.time_from_start = t if not wire else genpy.Duration(INT32_MAX)
             else:
                 q.time_from_start = genpy.Duration.from_sec(t)
             out.append(q)
@@ -272,7 +275,8 @@ def cases(draw, arm: Arm, categories: Sequence[str] = CATEGORIES, via: Optional[
         code = INVALID_JOINTS
     elif category == "names_unknown":
         k = draw(st.integers(0, n - 1))
-        names[k] = draw(st.sampled_from(["no_such_joint", "", " ", arm.joints[k].upper(), "gripper_finger_joint",
+        names[k] = draw(st.sampled_from(["no_such_joint", "", " ", arm.joints[k].upper(),
+                                         "gripper_finger_joint",
                                          arm.joints[k] + "\x00", "\u00e9l\u00e9phant"]))
         code = INVALID_JOINTS
     elif category == "names_duplicate":
@@ -362,7 +366,7 @@ def cases(draw, arm: Arm, categories: Sequence[str] = CATEGORIES, via: Optional[
             code = INVALID_GOAL
     cancel = None
     if via == "action" and draw(st.integers(0, 9)) == 0:
-        cancel = draw(st.floats(0.0, 0.5))
+        cancel = draw(st.floats(0.0, 0.3))
     return Case(category, via, names, points, stamp, code, tolerances, cancel, note)
 
 

@@ -41,7 +41,8 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 BROKEN = os.path.join(ROOT, "test", "unit", "data", "broken")
 RANDOM_BUDGET = int(os.environ.get("FUZZ_EXAMPLES", "0") or 0)
 SETTINGS = dict(max_examples=RANDOM_BUDGET or 150, derandomize=not RANDOM_BUDGET, deadline=None,
-                database=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+                database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 FIGURES: dict = defaultdict(Counter)
 
 
@@ -54,7 +55,8 @@ ARM_XML = read("config", "arm_hardware.xml")
 ARM_URDF = read("urdf", "arm.urdf")
 ARM_LIMITS = yaml.safe_load(read("config", "arm_joint_limits.yaml"))["joint_limits"]
 ARM_CONTROLLERS = yaml.safe_load(read("config", "arm_controllers.yaml"))
-HOSTILE = ["", " ", "abc", "nan", "inf", "-inf", "-1", "0", "1e400", "-1e400", "1e308", "99999999999999999999",
+HOSTILE = ["", " ", "abc", "nan", "inf", "-inf", "-1", "0", "1e400", "-1e400", "1e308",
+           "99999999999999999999",
            "0x10", "1,5", "true", "\u00e9", "<", "&amp;", "None", "3.5.1"]
 HOSTILE_VALUES = [None, "abc", "", -1, 0, -1e400, float("nan"), float("inf"), True, [], {}, [1, 2], {"a": 1},
                   1e308, "1e400", -0.0]
@@ -93,8 +95,8 @@ def mutated_xml(draw, text: str, tags=None):
         candidates = [i for i, line in enumerate(lines) if re.search(r">[^<>]+</", line)]
         if candidates:
             i = draw(st.sampled_from(candidates))
-            lines[i] = re.sub(r">([^<>]+)</", ">" + draw(st.sampled_from(HOSTILE)).replace("<", "&lt;") + "</",
-                              lines[i], count=1)
+            value = draw(st.sampled_from(HOSTILE)).replace("<", "&lt;")
+            lines[i] = re.sub(r">([^<>]+)</", ">" + value + "</", lines[i], count=1)
             return "\n".join(lines), kind
         kind = "attribute"
     attr_lines = [i for i, line in enumerate(lines) if re.search(r'\w+="[^"]*"', line)

@@ -22,7 +22,7 @@ import threading
 from collections import Counter
 
 from hypothesis import HealthCheck, settings, strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from rospy_control.controller_manager.controller_manager import BEST_EFFORT, STRICT
 from rospy_control.testing.cm_rig import ControllerManagerRig
@@ -103,7 +103,8 @@ class ControllerManagerLifecycle(RuleBasedStateMachine):
         if result.ok:
             self.loaded.discard(name)
 
-    @rule(start=st.lists(st.sampled_from(NAMES), max_size=3), stop=st.lists(st.sampled_from(NAMES), max_size=3),
+    @rule(start=st.lists(st.sampled_from(NAMES), max_size=3),
+          stop=st.lists(st.sampled_from(NAMES), max_size=3),
           strictness=st.sampled_from([STRICT, BEST_EFFORT, 0]), start_asap=st.booleans())
     def switch(self, start, stop, strictness, start_asap):
         STEPS["switch " + ("STRICT" if strictness == STRICT else "BEST_EFFORT")] += 1
@@ -125,7 +126,8 @@ class ControllerManagerLifecycle(RuleBasedStateMachine):
             return None
         if set(known_start) & set(known_stop):
             return None
-        if strict and (any(n not in self.running for n in known_stop) or any(n in self.running for n in known_start)):
+        if strict and (any(n not in self.running for n in known_stop)
+                       or any(n in self.running for n in known_start)):
             return None
         after = (self.running - set(known_stop)) | set(known_start)
         claims = []
@@ -176,7 +178,8 @@ class ControllerManagerLifecycle(RuleBasedStateMachine):
             if c.state == "running":
                 for res in c.claimed_resources:
                     claimed.extend(res.resources)
-        assert len(claimed) == len(set(claimed)), f"a resource claimed twice by running controllers: {claimed}"
+        assert len(claimed) == len(set(claimed)), \
+            f"a resource claimed twice by running controllers: {claimed}"
 
 
 ControllerManagerLifecycle.TestCase.settings = settings(

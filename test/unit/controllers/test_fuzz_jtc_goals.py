@@ -28,7 +28,6 @@ from collections import Counter, defaultdict
 
 import pytest
 import yaml
-from control_msgs.msg import JointTrajectoryControllerState
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rospy_control.testing import GoalStatus
@@ -83,7 +82,8 @@ class FuzzRig(JtcRig):
             FIGURES["max_excess"] = max(FIGURES["max_excess"], excess)
             if excess > 1e-9:
                 plan = self.ctrl.executor._plan
-                self.violations.append((t, name, cmd, self.robot.data[name].position, plan, self.ctrl.executor.uptime))
+                self.violations.append((t, name, cmd, self.robot.data[name].position, plan,
+                                        self.ctrl.executor.uptime))
 
     def check_states(self) -> None:
         for m in self.states:
@@ -140,7 +140,8 @@ def send_burst(rig: FuzzRig, burst, gaps, wire: bool) -> None:
         FIGURES["categories"][case.category][f"ended {GoalStatus.NAMES[status]}"] += 1
         if status == GoalStatus.ABORTED:
             result = handle.get_result()
-            assert result.error_code in (gen.PATH_TOLERANCE_VIOLATED, gen.GOAL_TOLERANCE_VIOLATED), (case, result)
+            assert result.error_code in (gen.PATH_TOLERANCE_VIOLATED, gen.GOAL_TOLERANCE_VIOLATED), \
+                (case, result)
             assert result.error_string, case
     assert not rig.violations, rig.violations[:5]
     rig.check_states()

@@ -260,12 +260,14 @@ def test_stop_ramp_from_the_desired_state_never_crosses_a_position_limit(sign):
 
 def test_stop_ramp_at_the_limit_holds_there():
     loop = make_loop(stop=0.5)
-    plan = loop.ex._hold_plan_from(1.0, np.array([2.5, 0.0]), np.array([2.5, 0.0]), np.array([3.0, 0.0]), None)
+    plan = loop.ex._hold_plan_from(1.0, np.array([2.5, 0.0]), np.array([2.5, 0.0]), np.array([3.0, 0.0]),
+                                   None)
     assert plan.trajectory.sample(1.6)[0][0] == pytest.approx(2.5)
 
 
 def test_start_ramp_from_a_fast_measured_state_stops_inside_the_limits():
-    ex = TrajectoryExecutor.from_params(J, rrbot_params(J, stop_trajectory_duration=0.5), continuous=[False, True],
+    ex = TrajectoryExecutor.from_params(J, rrbot_params(J, stop_trajectory_duration=0.5),
+                                        continuous=[False, True],
                                         limits=arm_limits())
     ex.start(10.0, [-2.4, 0.0], [-6.0, 0.0])
     for k in range(60):
@@ -327,4 +329,5 @@ def test_absurd_stop_trajectory_duration_is_a_config_error():
     overflowed into NaN (then fell back to a plain hold)."""
     from rospy_control.exceptions import ConfigError
     with pytest.raises(ConfigError, match="stop_trajectory_duration"):
-        TrajectoryExecutor.from_params(J, rrbot_params(J, stop_trajectory_duration=1e308), limits=arm_limits())
+        TrajectoryExecutor.from_params(J, rrbot_params(J, stop_trajectory_duration=1e308),
+                                       limits=arm_limits())
