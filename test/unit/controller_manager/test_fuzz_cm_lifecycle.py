@@ -183,7 +183,7 @@ class ControllerManagerLifecycle(RuleBasedStateMachine):
 
 
 ControllerManagerLifecycle.TestCase.settings = settings(
-    max_examples=RANDOM_BUDGET or 250, stateful_step_count=30, derandomize=not RANDOM_BUDGET, deadline=None,
+    max_examples=RANDOM_BUDGET or 150, stateful_step_count=30, derandomize=not RANDOM_BUDGET, deadline=None,
     database=None, suppress_health_check=[HealthCheck.too_slow])
 TestControllerManagerLifecycle = ControllerManagerLifecycle.TestCase
 
