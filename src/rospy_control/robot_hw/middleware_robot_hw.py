@@ -261,7 +261,8 @@ class MiddlewareRobotHW(RobotHW):
 
         Motors are enabled with a limp command; without the immediate write a gravity-loaded joint
         would fall for as long as the node takes to start its control loop (a 6 N·m shoulder drops
-        0.5 rad in 160 ms).  With ``hold_mode`` ``position`` every joint holds where it was found.
+        0.5 rad in 160 ms; the example arm's shoulder carries up to 14 N·m).  With ``hold_mode``
+        ``position`` every joint holds where it was found (with the gravity feed-forward, if on).
         """
         mw = self.middleware
         if not mw.running:

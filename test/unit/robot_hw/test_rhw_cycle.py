@@ -142,7 +142,7 @@ def test_unclaimed_joints_hold_in_the_configured_mode(make_hw, hold_mode, mode):
 
 def test_start_holds_gravity_loaded_joints_before_any_control_cycle(make_hw):
     # The node needs a moment between starting the RobotHW and running its control loop. Motors are
-    # enabled limp; start() must send the hold at once or the shoulder (6 N·m load) falls to its stop.
+    # enabled limp; start() must send the hold at once or the shoulder (URDF gravity load) falls to its stop.
     import time
     arm = make_hw(ARM_HW, ARM_URDF, load_yaml("arm_joint_limits.yaml"))   # started, no read/write after
     found = arm.middleware.snapshot()["shoulder_lift_motor"].position
