@@ -34,7 +34,9 @@ import argparse
 import os
 import re
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from typing import Any, Dict, List
@@ -102,10 +104,22 @@ def make_goal(names: List[str], start: List[float], duration: float, amplitude: 
 class Rig:
     """The quadruped in one process (see the module docstring)."""
 
-    def __init__(self, bus_rate: float, loop_rate: float) -> None:
+    def __init__(self, bus_rate: float, loop_rate: float, sim_process: bool = False) -> None:
         with open(os.path.join(ROOT, "config", "quadruped_hardware.xml")) as f:
             xml = f.read()
         xml = re.sub(r'(<hardware [^>]*rate=")[0-9.]+(")', rf"\g<1>{bus_rate:g}\g<2>", xml, count=1)
+        self.sim_proc = None
+        if sim_process:  # the simulated firmware in a process of its own, as the launch file runs it
+            fd, self._xml_path = tempfile.mkstemp(suffix=".xml", prefix="bench_quadruped_")
+            with os.fdopen(fd, "w") as f:
+                f.write(xml)
+            key = f"bench-{os.getpid()}"
+            self.sim_proc = subprocess.Popen(
+                [sys.executable, "-m", "rospy_control.middleware.sim_process", self._xml_path, "--key", key,
+                 "--sim"], stdout=subprocess.PIPE, text=True)
+            assert self.sim_proc.stdout is not None
+            line = self.sim_proc.stdout.readline()
+            assert line.startswith("ready"), f"simulator process did not start: {line!r}"
         with open(os.path.join(ROOT, "urdf", "quadruped.urdf")) as f:
             urdf = f.read()
         with open(os.path.join(ROOT, "config", "quadruped_joint_limits.yaml")) as f:
@@ -113,6 +127,8 @@ class Rig:
         with open(os.path.join(ROOT, "config", "quadruped_controllers.yaml")) as f:
             controllers = yaml.safe_load(f)
         self.mw = Middleware.from_xml(xml, simulate=True)
+        if self.sim_proc is not None:
+            self.mw.use_simulator_process(key, wait=10.0)
         self.graph = InMemoryGraph(time=100.0)
         self.root = InMemoryNodeHandle("/", self.graph)
         self.root.set_param("robot_description", urdf)
@@ -124,6 +140,7 @@ class Rig:
         self.hw = MiddlewareRobotHW(self.mw, urdf, {"joint_limits": limits})
         self.hw.limit_command_steps(1.0 / loop_rate)
         self.hw.start()
+        assert self.mw.simulator_process == sim_process, "the simulator process did not answer"
         self.cm = ControllerManager(self.hw, self.root)
         t_start = time.monotonic()
         self.loop = ControlLoop(self.hw, self.cm, loop_rate, now=lambda: 100.0 + time.monotonic() - t_start)
@@ -157,7 +174,7 @@ class Rig:
         states = self.mw.snapshot().states
         return [states[j.replace("_joint", "_motor")].position for j in self.joints]
 
-    def action_latency(self) -> float:
+    def action_latency(self, sign: float = 1.0) -> float:
         """Goal sent -> first command frame (to any leg motor) whose position differs from the previous
         frame's by more than the hold jitter; seconds."""
         motors = [self.mw.motor(j.replace("_joint", "_motor")) for j in self.joints]
@@ -199,7 +216,8 @@ class Rig:
             # one position-only point: a linear segment (0.2 rad in 0.1 s), so the first command of the
             # new trajectory already differs from the hold by many quanta of the frame's position field
             msg = JointTrajectory(joint_names=self.joints)
-            target = [x + (0.2 if j % 2 == 0 else -0.2) for j, x in enumerate(start)]
+            # (callers alternate ``sign``, so that repeated goals do not walk the legs to their limits)
+            target = [x + sign * (0.2 if j % 2 == 0 else -0.2) for j, x in enumerate(start)]
             point = JointTrajectoryPoint(positions=target)
             point.time_from_start = genpy.Duration.from_sec(0.1)
             msg.points.append(point)
@@ -230,6 +248,7 @@ class Rig:
         c0 = {ch.name: (ch.cycles, sum(u.reply_timeouts for u in ch.units)) for ch in chans}
         s0 = self.loop.stats()
         cpu0 = thread_cpu()
+        sim0 = self.sim_cpu()
         p0 = time.process_time()
         t0 = time.perf_counter()
         prof = None
@@ -248,6 +267,7 @@ class Rig:
         self._record = False
         t1 = time.perf_counter()
         p1 = time.process_time()
+        sim1 = self.sim_cpu()
         cpu1 = thread_cpu()
         s1 = self.loop.stats()
         if prof is not None:
@@ -285,6 +305,8 @@ class Rig:
             "cpu_pct": pct,
             "process_cpu_pct": total,
             "driver_cpu_pct": total - pct.get("simulator", 0.0),
+            "simulator_process_cpu_pct": 100.0 * (sim1 - sim0) / wall if self.sim_proc else float("nan"),
+            "sim_process": self.sim_proc is not None,
             "goal_status": status,
         }
         handle.cancel()
@@ -293,21 +315,33 @@ class Rig:
             pstats.Stats(prof).sort_stats("tottime").print_stats(25)
         return out
 
+    def sim_cpu(self) -> float:
+        """CPU seconds the simulator process used so far (0 without one)."""
+        if self.sim_proc is None:
+            return 0.0
+        with open(f"/proc/{self.sim_proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
     def shutdown(self) -> None:
         self.loop.stop()
         self.cm.shutdown()
         self.hw.shutdown()
         self.mw.shutdown()
+        if self.sim_proc is not None:
+            self.sim_proc.terminate()
+            self.sim_proc.wait(5.0)
+            os.unlink(self._xml_path)
 
 
 def run(duration: float = 5.0, bus_rate: float = 500.0, loop_rate: float = 500.0,
-        profile: bool = False, latency: bool = True) -> Dict[str, Any]:
-    rig = Rig(bus_rate, loop_rate)
+        profile: bool = False, latency: bool = True, sim_process: bool = False) -> Dict[str, Any]:
+    rig = Rig(bus_rate, loop_rate, sim_process)
     try:
         time.sleep(0.5)
         lats, accepts = [], []
-        for _ in range(5 if latency else 0):
-            lat, acc, _ = rig.action_latency()
+        for k in range(5 if latency else 0):
+            lat, acc, _ = rig.action_latency(1.0 if k % 2 == 0 else -1.0)
             lats.append(lat)
             accepts.append(acc)
         res = rig.measure(duration, profile)
@@ -328,8 +362,11 @@ def main() -> None:
     ap.add_argument("--bus-rate", type=float, default=500.0)
     ap.add_argument("--loop-rate", type=float, default=500.0)
     ap.add_argument("--profile", action="store_true", help="cProfile the control-loop cycles")
+    ap.add_argument("--sim-process", action="store_true",
+                    help="simulated firmware in a process of its own (udp_multicast), as bringup.launch "
+                         "runs it")
     args = ap.parse_args()
-    r = run(args.duration, args.bus_rate, args.loop_rate, args.profile)
+    r = run(args.duration, args.bus_rate, args.loop_rate, args.profile, sim_process=args.sim_process)
     for k, v in r.items():
         print(f"{k:>20}: {v}")
 
