@@ -3,7 +3,7 @@
 
 Launches ``bringup.launch`` (simulated arm, ``rsp:=false``) on a private ROS master, then runs the
 same :class:`LoadRunner` as the rostest -- warm-up, a baseline with the trajectory running, 1000 goal
-preemptions at 50 Hz, and (ros_control branch) 10 000 ``list_controllers`` calls from 4 threads and
+preemptions at 50 Hz, and (ros_control branch) 10 000 ``list_controllers`` calls from 2 threads and
 1000 ``switch_controller`` calls, each under a running trajectory -- and prints, per load: calls/s,
 p50/p99/max latency, the preemption latency, the control loop's late cycles and host stalls during
 the load vs. the baseline, a reference process's late wake-ups (the host), and the driver's thread
@@ -84,7 +84,7 @@ def launched(branch: str) -> Iterator[None]:
     launch = subprocess.Popen(
         ["roslaunch", "-p", str(port), "rospy_control", "bringup.launch", "robot:=arm",
          f"use_ros_control:={'true' if branch == 'ros_control' else 'false'}", "rsp:=false",
-         "diagnostics_period:=0.5", "driver_output:=log"],
+         "diagnostics_period:=0.5", "sim_process:=false", "driver_output:=log"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         import rosgraph

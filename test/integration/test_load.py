@@ -7,7 +7,7 @@ Against the real driver node with the simulated arm (``load_ros_control.test``,
 * **preemptions**: 1000 FollowJointTrajectory goals at 50 Hz, each a valid goal that continues the
   same smooth path and preempts the previous one; every preempted goal must end PREEMPTED, the last
   one SUCCEEDED, and ``/joint_states`` never leaves the URDF limits (both branches);
-* **list_controllers**: 10 000 calls from 4 client threads, each answer equal to the one taken
+* **list_controllers**: 10 000 calls from 2 client threads, each answer equal to the one taken
   before the load (ros_control branch);
 * **switch_controller**: 1000 calls that stop and start ``gripper_controller`` (STRICT), each
   answering ok, while ``arm_controller``'s long goal goes on undisturbed; ``gripper_controller``
@@ -649,7 +649,7 @@ class LoadRunner:
         self.baseline()
         self.preemption_load(preemptions)
         if self.ros_control:
-            self.under_trajectory("list_controllers", lambda nm: self.list_load(lists, 4, nm))
+            self.under_trajectory("list_controllers", lambda nm: self.list_load(lists, 2, nm))
             self.under_trajectory("switch_controller", lambda nm: self.switch_load(switches, nm))
         self.settle_and_check(before, settle)
         if self.watch.violations:
