@@ -45,6 +45,9 @@ lint: deps
 	@$(CURDIR)/tools/lint.sh
 
 bench: build
+	@$(PY) -c "import matplotlib" 2>/dev/null || { echo "make bench: installing python3-matplotlib (for the plots)"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-matplotlib >/dev/null \
+	  || echo "make bench: python3-matplotlib unavailable; the plots are skipped"; }
 	@source $(ENV) && $(PY) bench/run_all.py --out $(WS)/bench/results.json
 
 fuzz: build

@@ -150,12 +150,26 @@ class Rig:
         cycle = self.loop.cycle
         perf, tcpu = time.perf_counter, time.thread_time
 
+        #: while recording: wall time between cycle starts, and (time, desired, measured) of the
+        #: first joint as the trajectory executor saw them (for the plots of ``run_all``)
+        self.periods: List[float] = []
+        self.trace: List[Any] = []
+        last = {"t": 0.0}
+
         def timed_cycle(period: float) -> None:
             w0, c0 = perf(), tcpu()
             cycle(period)
             if self._record:
                 self.work.append(perf() - w0)
                 self.work_cpu.append(tcpu() - c0)
+                if last["t"]:
+                    self.periods.append(w0 - last["t"])
+                latest = getattr(self._executor, "_latest", None) if self._executor else None
+                if latest is not None:
+                    self.trace.append((w0, float(latest[2][0]), float(latest[3][0])))
+            last["t"] = w0
+
+        self._executor = None
 
         self.loop.cycle = timed_cycle  # type: ignore[method-assign]
         JointTrajectoryController.SYNCHRONOUS = False  # threads, as under rospy
@@ -169,6 +183,7 @@ class Rig:
         result = self.cm.switch_controller(["joint_state_controller", "legs_controller"], [], 2, False, 5.0)
         assert result.ok, result.message
         self.client = InMemoryActionClient(self.root, "legs_controller/follow_joint_trajectory")
+        self._executor = [spec.c for spec in self.cm._controllers if hasattr(spec.c, "executor")][0].executor
 
     def positions(self) -> List[float]:
         states = self.mw.snapshot().states
@@ -308,6 +323,8 @@ class Rig:
             "simulator_process_cpu_pct": 100.0 * (sim1 - sim0) / wall if self.sim_proc else float("nan"),
             "sim_process": self.sim_proc is not None,
             "goal_status": status,
+            "periods_ms": [1e3 * p for p in self.periods],
+            "trace": [(t - self.trace[0][0], d, a) for t, d, a in self.trace] if self.trace else [],
         }
         handle.cancel()
         if prof is not None:

@@ -39,6 +39,7 @@ sys.path.insert(0, HERE)
 import bench_control_loop  # noqa: E402
 import bench_controller_manager  # noqa: E402
 import bench_middleware  # noqa: E402
+import bench_node  # noqa: E402
 
 ANCHOR_DEFAULT = "/tmp/anchor_ws/devel/lib/anchor_bench/anchor_bench"
 
@@ -101,6 +102,52 @@ def cm_update(cycles: int, paced: bool) -> Dict[str, float]:
             "wall_median": statistics.median(wall), "goal_status": status}
 
 
+def write_plots(q: Dict[str, Any], out_dir: str) -> List[str]:
+    """Cycle-period histogram and desired vs. measured position of one joint (PNG; matplotlib)."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("plots skipped: matplotlib is not installed (apt-get install python3-matplotlib)",
+              file=sys.stderr)
+        return []
+    os.makedirs(out_dir, exist_ok=True)
+    written = []
+    periods = q.get("periods_ms") or []
+    if periods:
+        fig, ax = plt.subplots(figsize=(7, 4))
+        ax.hist(periods, bins=120, log=True)
+        ax.axvline(2.0, color="k", linestyle="--", linewidth=0.8, label="nominal 2 ms")
+        ax.set_xlabel("control loop period (ms)")
+        ax.set_ylabel("cycles (log)")
+        ax.set_title(f"quadruped, loop 500 Hz: {len(periods)} cycles, late {q['late_pct']:.2f} %")
+        ax.legend()
+        path = os.path.join(out_dir, "cycle_periods.png")
+        fig.savefig(path, dpi=100, bbox_inches="tight")
+        plt.close(fig)
+        written.append(path)
+    trace = q.get("trace") or []
+    if trace:
+        t = [x[0] for x in trace]
+        fig, (ax, ax2) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+        ax.plot(t, [x[1] for x in trace], label="desired")
+        ax.plot(t, [x[2] for x in trace], label="measured", linewidth=0.8)
+        ax.set_ylabel("lf_haa_joint (rad)")
+        ax.legend()
+        ax.set_title("50-point quintic trajectory (MoveIt-shaped), JTC at 500 Hz")
+        ax2.plot(t, [1e3 * (x[1] - x[2]) for x in trace])
+        ax2.set_ylabel("error (mrad)")
+        ax2.set_xlabel("s")
+        path = os.path.join(out_dir, "tracking.png")
+        fig.savefig(path, dpi=100, bbox_inches="tight")
+        plt.close(fig)
+        written.append(path)
+    for p in written:
+        print(f"plot: {p}", file=sys.stderr)
+    return written
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.join(HERE, "..", ".ws", "bench", "results.json"))
@@ -116,10 +163,14 @@ def main() -> int:
                                "load_at_start": os.getloadavg()[0]}
     rows: List[Row] = []
 
-    print("quadruped 500/500 ...", file=sys.stderr)
-    q = bench_control_loop.run(dur, 500.0, 500.0)
+    print("quadruped 500/500, simulator in its own process ...", file=sys.stderr)
+    q = bench_control_loop.run(dur, 500.0, 500.0, sim_process=True)
+    plots = write_plots(q, os.path.dirname(os.path.abspath(args.out)))
+    q.pop("periods_ms", None)
+    q.pop("trace", None)
     results["quadruped_500"] = q
-    sc = "quadruped, 12 joints, 2 buses, hw 500 Hz, loop 500 Hz, JTC executing"
+    results["plots"] = plots
+    sc = "quadruped, 12 joints, 2 buses, hw 500 Hz, loop 500 Hz, JTC executing, simulator process apart"
     rows.append((sc, "late cycles of the control loop", f"{fmt(q['late_pct'], 2)} %", "", "<= 0.5 %"
                  + verdict(q["late_pct"] <= 0.5)))
     rows.append((sc, "units in FAULT", str(len(q["faults"])), f"missed replies {q['missed_replies']}",
@@ -128,7 +179,7 @@ def main() -> int:
     rows.append((sc, "bus cycle rate reached (worst bus)", f"{fmt(worst, 2)} %", "", ">= 99.5 %"
                  + verdict(worst >= 99.5)))
     rows.append((sc, "driver CPU (all threads but the simulator)", f"{fmt(q['driver_cpu_pct'])} %",
-                 split(q),
+                 split(q) + f"; simulator process {fmt(q['simulator_process_cpu_pct'])} %",
                  "<= 40 %" + verdict(q["driver_cpu_pct"] <= 40.0)))
     sc2 = "control loop work (read + cm.update + write), 12 joints"
     rows.append((sc2, "median / p99 wall", f"{fmt(q['work_median_us'])} / {fmt(q['work_p99_us'])} us",
@@ -139,8 +190,22 @@ def main() -> int:
                  f"accept() itself {fmt(q['accept_ms'], 2)} ms",
                  "<= 6 ms (2 periods + 2 ms)" + verdict(q["action_latency_max_ms"] <= 6.0)))
 
+    print("quadruped 500/500, simulator in the driver's process ...", file=sys.stderr)
+    qi = bench_control_loop.run(dur / 2, 500.0, 500.0, latency=False)
+    qi.pop("periods_ms", None)
+    qi.pop("trace", None)
+    results["quadruped_500_in_process"] = qi
+    sci = "same, simulator threads inside the driver process (virtual bus; reference)"
+    rows.append((sci, "late cycles / faults / worst bus rate",
+                 f"{fmt(qi['late_pct'], 2)} % / {len(qi['faults'])} / "
+                 f"{fmt(min(qi['bus_rate_pct'].values()), 2)} %",
+                 f"driver CPU {fmt(qi['driver_cpu_pct'])} %, simulator threads "
+                 f"{fmt(qi['cpu_pct'].get('simulator', 0.0))} %", ""))
+
     print("quadruped default rates ...", file=sys.stderr)
     d = bench_control_loop.run(dur / 2, 300.0, 200.0, latency=False)
+    d.pop("periods_ms", None)
+    d.pop("trace", None)
     results["quadruped_default"] = d
     sc3 = "quadruped at default rates (hw 300 Hz, loop 200 Hz), JTC executing"
     rows.append((sc3, "driver CPU (all threads but the simulator)", f"{fmt(d['driver_cpu_pct'])} %",
@@ -163,6 +228,22 @@ def main() -> int:
         rows.append((sc4, f"{mode}: median / p99", f"{fmt(r['median'])} / {fmt(r['p99'])} us",
                      f"C++ {fmt(cpp, 2) if cpp else 'not built'} us, ratio {fmt(ratio)}x",
                      "<= 6x C++" + (verdict(ratio <= 6.0) if cpp else "")))
+
+    print("arm under roslaunch (start-up, idle CPU) ...", file=sys.stderr)
+    node: Dict[str, Any] = {"error": "no roslaunch"}
+    if shutil.which("roslaunch"):
+        node = bench_node.run(idle=5.0 if args.quick else 10.0)
+    results["arm_node"] = node
+    if "error" in node:
+        rows.append(("arm under roslaunch", "start-up / idle CPU", "n/a", node["error"], ""))
+    else:
+        rows.append(("arm at default rates, idle (roslaunch, real nodes)", "driver process CPU",
+                     f"{fmt(node['idle_driver_cpu_pct'])} %",
+                     f"simulator process {fmt(node['idle_sim_cpu_pct'])} %, {node['driver_threads']} threads",
+                     "<= 10 %" + verdict(node["idle_driver_cpu_pct"] <= 10.0)))
+        rows.append(("start-up: master up, roslaunch -> first /joint_states", "seconds",
+                     f"{fmt(node['startup_s'], 2)} s", "roslaunch + driver + simulator handshake",
+                     "<= 3 s" + verdict(node["startup_s"] <= 3.0)))
 
     print("bus request/reply ...", file=sys.stderr)
     floor = bench_middleware.run_floor(12, 500.0, dur / 2)
