@@ -64,3 +64,16 @@ def test_shared_record_is_read_by_another_mapping_and_removed_by_its_owner(tmp_p
 def test_paths_are_per_key_and_channel():
     assert liveness_path("k", "a") != liveness_path("k", "b") != liveness_path("k2", "a")
     assert liveness_path("k", "a") == liveness_path("k", "a")
+
+
+def test_a_thread_working_through_an_old_backlog_counts_as_stalled():
+    # It passes its loop on time, but the frame it handles arrived 120 ms ago: the host did not give
+    # it the CPU to keep up, so the replies the driver misses meanwhile are not the motors' fault.
+    live = _live(100.0)
+    live.beat(100.01)
+    live.lagging(100.01, 0.01)           # 10 ms behind: normal, nothing recorded
+    assert not live.stalled(100.005, 100.012)
+    live.lagging(100.02, 0.12)
+    live.beat(100.02)
+    assert live.stalled(99.95, 100.021)
+    assert live.read()[1:] == (100.02 - 0.12, 100.02)

@@ -15,7 +15,7 @@ from rospy_control.exceptions import ConfigError
 from rospy_control.log import get_logger
 from rospy_control.middleware.simulation.base import FAULTS, SimulationSettings, SimUnit
 from rospy_control.middleware.simulation.bus import PING_ID, PONG_ID
-from rospy_control.middleware.simulation.liveness import Liveness
+from rospy_control.middleware.simulation.liveness import GAP as LAG_GAP, Liveness
 from rospy_control.middleware.simulation.motor import CommandStats, SimulatedMotor
 from rospy_control.middleware.simulation.sensors import SENSOR_MODELS, SimSensor
 from rospy_control.middleware.channel import CAN_ERR_BUSOFF, CAN_ERR_RESTARTED
@@ -251,6 +251,8 @@ class SimulatedFirmware:
         master = self.master_id
         reply_due: Dict[int, float] = {}  # per motor id: when its latest delayed reply goes out
         beat = self.liveness.beat
+        lagging = self.liveness.lagging
+        wall = time.time  # python-can stamps received frames with the wall clock
         while self._running:
             beat(perf())  # wakes at least every IDLE_WAKE s, also with nothing to do
             try:
@@ -259,6 +261,10 @@ class SimulatedFirmware:
                     timeout = max(0.0, min(timeout, heap[0][0] - perf()))
                 msg = recv(timeout)
                 now = perf()
+                if msg is not None and msg.timestamp:  # queued long ago: this thread is not keeping up
+                    lag = wall() - msg.timestamp
+                    if lag > LAG_GAP:
+                        lagging(now, lag)
                 if (self.bus_off or self._off) and self._bus_off_pass(msg, now, send):
                     continue
                 if msg is not None and msg.is_extended_id and msg.arbitration_id == PING_ID:

@@ -13,6 +13,8 @@ it counts a missing reply against a motor.
 
 A thread that runs but does not answer still faults its motor; so does a simulator that has shown no
 sign of life for :data:`DEAD_AFTER` (it died or was stopped: its motors are gone, like unplugged ones).
+A thread that passes its loop but works through frames queued long ago (a backlog after the host
+starved it, or a host too busy for it to keep up) records that lag as a gap too (:meth:`Liveness.lagging`).
 Only a simulator is ever excused this way: channels on real hardware have no liveness record.
 """
 from __future__ import annotations
@@ -57,6 +59,12 @@ class Liveness:
             struct.pack_into("=dd", self._buf, 8, last, now)
         struct.pack_into("=d", self._buf, 0, now)
         self._last = now
+
+    def lagging(self, now: float, lag: float) -> None:
+        """The thread, running at ``now``, is handling a frame that arrived ``lag`` s ago: if that is
+        more than :data:`GAP`, it was not given the CPU to keep up, which is a stall like a missed pass."""
+        if lag > GAP:
+            struct.pack_into("=dd", self._buf, 8, now - lag, now)
 
     def read(self) -> Tuple[float, float, float]:
         """``(latest pass, gap start, gap end)``."""
