@@ -99,7 +99,8 @@ Services (both branches):
   answers once the control loop has taken the recovered joints back (the running controllers
   restart holding the measured position, the trajectory controller accepts goals again);
   ``success`` is false and ``message`` names the units still failing, with the reason.
-* ``~sim/set_fault`` (rospy_control/SetSimFault) and ``~sim/reset_command_stats``
+* ``~sim/set_fault`` (rospy_control/SetSimFault), ``~sim/command_stats`` (rospy_control/SimCommandStats)
+  and ``~sim/reset_command_stats``
   (std_srvs/Trigger), with ``~sim`` only -- switch a fault of the simulated firmware on or off, and
   reset the per-motor command statistics the simulator reports on ``/diagnostics``.  With the
   simulator in its own process they forward to its ``<~sim_node>/set_fault`` and
@@ -153,7 +154,7 @@ from rospy_control.log import get_logger
 from rospy_control.middleware import Middleware
 from rospy_control.middleware.simulation.bus import default_bus_key
 from rospy_control.robot_hw import MiddlewareRobotHW
-from rospy_control.srv import SetSimFault, SetSimFaultResponse
+from rospy_control.srv import SetSimFault, SetSimFaultResponse, SimCommandStats, SimCommandStatsResponse
 
 logger = get_logger(__name__)
 
@@ -318,10 +319,11 @@ class Driver:
         self._services.extend(sim_fault_services(self.middleware, "~sim/"))
 
     def _start_sim_forwarders(self) -> None:
-        """``~sim/set_fault`` and ``~sim/reset_command_stats`` forwarded to the simulator node."""
+        """``~sim/set_fault``, ``~sim/reset_command_stats`` and ``~sim/command_stats`` forwarded to the
+        simulator node."""
         sim_ns = rospy.resolve_name(self.params.sim_node)
-        targets = {"set_fault": rosgraph.names.ns_join(sim_ns, "set_fault"),
-                   "reset_command_stats": rosgraph.names.ns_join(sim_ns, "reset_command_stats")}
+        targets = {name: rosgraph.names.ns_join(sim_ns, name)
+                   for name in ("set_fault", "reset_command_stats", "command_stats")}
         logger.info("driver: ~sim/set_fault and ~sim/reset_command_stats forward to %s and %s",
                     targets["set_fault"], targets["reset_command_stats"])
 
@@ -344,8 +346,13 @@ class Driver:
             return call("reset_command_stats", Trigger, req,
                         lambda why: TriggerResponse(success=False, message=why))
 
+        def stats(req: Any) -> Any:
+            return call("command_stats", SimCommandStats, req,
+                        lambda why: SimCommandStatsResponse(success=False, message=why))
+
         self._services.append(rospy.Service("~sim/set_fault", SetSimFault, set_fault))
         self._services.append(rospy.Service("~sim/reset_command_stats", Trigger, reset_stats))
+        self._services.append(rospy.Service("~sim/command_stats", SimCommandStats, stats))
 
     def _report_start_faults(self) -> None:
         """A fault at start-up is a fault, not a configuration error: the node stays up and says so."""
