@@ -21,7 +21,7 @@ from rospy_control.middleware.config import (
 from rospy_control.middleware.events import EventLog, FaultEvent
 from rospy_control.middleware.simulation import FAULTS, SimulatedFirmware, SimulationSettings
 from rospy_control.middleware.simulation.bus import (
-    SIM_INTERFACE, SimBusAddress,
+    SIM_INTERFACE, SimBusAddress, enlarge_receive_buffer,
 )
 from rospy_control.middleware.sim_link import SimLink, connect_simulator_process
 from rospy_control.middleware.units import (
@@ -356,6 +356,7 @@ class Middleware:
                 address = self._sim_addresses.get(name)
                 if address is not None:
                     ch.open(interface=SIM_INTERFACE, channel=address.group, **address.bus_kwargs())
+                    enlarge_receive_buffer(ch._bus)  # replies queued during a stall are not lost
                     live = self._sim_links[name].liveness
                     ch.peer_stalled = live.stalled if live is not None else None
                 elif sim is not None:

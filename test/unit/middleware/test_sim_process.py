@@ -261,3 +261,26 @@ def test_hw_check_falls_back_when_the_simulator_process_fails(capsys, monkeypatc
     assert "the simulator process is unavailable (it exited with status 2: boom); running the simulated " \
            "firmware in this process (virtual bus) instead" in err
     assert "simulator: in this process (virtual bus)" in out.getvalue()
+
+
+@needs_udp
+def test_simulated_buses_get_a_large_receive_buffer():
+    # a simulator (or driver) process stalled for 250 ms must not lose the frames sent meanwhile
+    from rospy_control.middleware.simulation.bus import enlarge_receive_buffer, open_sim_bus
+    bus = open_sim_bus(sim_bus_address(_key(), "c"))
+    try:
+        granted = enlarge_receive_buffer(bus)
+    finally:
+        bus.shutdown()
+    try:
+        with open("/proc/sys/net/core/rmem_max") as f:
+            cap = int(f.read())
+    except OSError:
+        cap = 0
+    # root may exceed rmem_max (SO_RCVBUFFORCE); others get up to rmem_max (Linux reports it doubled)
+    assert granted >= (2 * 1024 * 1024 if os.geteuid() == 0 else min(cap, 1024 * 1024))
+    virtual = can.Bus(interface="virtual", channel=_key())
+    try:
+        assert enlarge_receive_buffer(virtual) == 0
+    finally:
+        virtual.shutdown()

@@ -91,6 +91,38 @@ def default_bus_key(master_uri: Optional[str] = None, namespace: str = "/") -> s
     return f"{port or 11311}{ns}"
 
 
+#: receive buffer asked for on a simulated bus's socket (bytes; the kernel caps it at rmem_max)
+RECEIVE_BUFFER = 4 * 1024 * 1024
+
+
+def enlarge_receive_buffer(bus: can.BusABC, size: int = RECEIVE_BUFFER) -> int:
+    """Give a ``udp_multicast`` bus's socket a receive buffer of ``size`` bytes; the size granted
+    (0: not such a bus, or refused).
+
+    A process the host does not schedule for 100-250 ms must not lose the frames that arrive
+    meanwhile: a lost command frame is a jump of the simulated motor when the next one comes, which a
+    real bus (whose controller queues frames in hardware, and whose sender retransmits) does not do.
+    With Linux's default 208 KiB a socket holds only a few hundred datagrams (each costs about
+    1 KiB of kernel memory): about 50 ms of the arm's traffic, echoes included.
+    """
+    sock = getattr(getattr(bus, "_multicast", None), "_socket", None)
+    if sock is None:
+        return 0
+    import socket
+    for opt in (getattr(socket, "SO_RCVBUFFORCE", None), socket.SO_RCVBUF):
+        if opt is None:
+            continue
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, opt, size)
+            break
+        except OSError:
+            continue
+    try:
+        return int(sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF))
+    except OSError:
+        return 0
+
+
 def open_sim_bus(address: SimBusAddress) -> can.BusABC:
     """A python-can bus on ``address`` (raises what python-can raises)."""
     # can.Bus is declared as an abstract BusABC subclass; its __new__ returns the interface's bus

@@ -14,7 +14,7 @@ import can
 from rospy_control.exceptions import ConfigError
 from rospy_control.log import get_logger
 from rospy_control.middleware.simulation.base import FAULTS, SimulationSettings, SimUnit
-from rospy_control.middleware.simulation.bus import PING_ID, PONG_ID
+from rospy_control.middleware.simulation.bus import PING_ID, PONG_ID, enlarge_receive_buffer
 from rospy_control.middleware.simulation.liveness import GAP as LAG_GAP, Liveness
 from rospy_control.middleware.simulation.motor import CommandStats, SimulatedMotor
 from rospy_control.middleware.simulation.sensors import SENSOR_MODELS, SimSensor
@@ -214,6 +214,7 @@ class SimulatedFirmware:
         # can.Bus is declared as an abstract BusABC subclass; its __new__ returns the interface's bus
         self._bus = can.Bus(interface=interface, channel=channel,  # type: ignore[abstract]
                             receive_own_messages=False, **bus_kwargs)
+        enlarge_receive_buffer(self._bus)  # a stalled simulator process loses no command frame
         self._running = True
         self._thread = threading.Thread(target=self._run, name=f"rospy_control.sim.{self.name}", daemon=True)
         self._thread.start()
