@@ -36,7 +36,10 @@ additions, each with a safe default:
   with INVALID_GOAL naming the point, joint, value and bound; see that module for the factors.
 * a hold, stop ramp or bridge never starts from a desired state that is not finite or that the
   limits would refuse: such joints start from their measured position at rest.  Building a hold
-  cannot fail, so a cancel or preemption is always answered at once.
+  cannot fail, so a cancel or preemption is always answered at once.  A stop ramp's start velocity
+  is scaled so that the ramp comes to rest inside the position limits.
+* the desired position never leaves the position limits: where a spline between points inside them
+  overshoots (a bridge from a fast or strongly accelerating state), the joint waits on the limit.
 * points with more values than joints are accepted (the extra values are ignored, as upstream).
 * one clear warning per dropped-point situation instead of upstream's "Dropping ..." messages.
 
