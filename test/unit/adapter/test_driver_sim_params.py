@@ -40,7 +40,7 @@ def test_errors_name_the_parameter(values, where):
 def test_bringup_starts_the_sim_node_on_request_with_the_drivers_xml_and_bus_key():
     root = ET.parse(os.path.join(ROOT, "launch", "bringup.launch")).getroot()
     args = {a.get("name"): a.get("default") for a in root.findall("arg")}
-    assert args["sim_process"] == "true" and args["sim_bus_key"] == ""  # the default: firmware in its own node
+    assert args["sim_process"] == "true" and args["sim_bus_key"] == ""  # the default: own node
     nodes = {n.get("name"): n for n in root.findall("node")}
     sim, driver = nodes["sim"], nodes["driver"]
     assert sim.get("type") == "sim_node" and sim.get("if") == "$(eval sim and sim_process)"

@@ -95,7 +95,7 @@ def default_bus_key(master_uri: Optional[str] = None, namespace: str = "/") -> s
 RECEIVE_BUFFER = 4 * 1024 * 1024
 
 
-def enlarge_receive_buffer(bus: can.BusABC, size: int = RECEIVE_BUFFER) -> int:
+def enlarge_receive_buffer(bus: Optional[can.BusABC], size: int = RECEIVE_BUFFER) -> int:
     """Give a ``udp_multicast`` bus's socket a receive buffer of ``size`` bytes; the size granted
     (0: not such a bus, or refused).
 
