@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Run every test/integration/*.test with rostest (each starts its own master on a free port).
-# Prints rostest's summary per file and a total; exit status 1 if any failed.
-# Expects tools/env.sh to be sourced.  Optional args: the .test files to run.
+# Run every test/integration/*.test with rostest (each starts its own master on a free port, and the
+# simulated buses derive their addresses from that port, so files can run side by side).
+# ROSTEST_JOBS files run at once (default 2: the suite's tests wait on wall time far more than they
+# use the CPU, and every one of them is built to pass on a busy host -- `make stress` checks that with
+# two CPU hogs alongside). Prints rostest's summary per file (in file order) and a total; exit status 1
+# if any failed.  Expects tools/env.sh to be sourced.  Optional args: the .test files to run.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -10,25 +13,50 @@ if [ "${#files[@]}" -eq 0 ]; then
   shopt -s nullglob
   files=(test/integration/*.test)
 fi
-total=0; bad=0; failed_files=()
+jobs_max="${ROSTEST_JOBS:-2}"
 mkdir -p .ws/test_logs
-for f in "${files[@]}"; do
+run_id="$$"
+
+run_one() {  # file -> .ws/test_logs/rostest-<name>.log and .result ("rc tests errors failures")
+  local f="$1" name log rc summary tests errors failures
   name="$(basename "$f" .test)"
   log=".ws/test_logs/rostest-$name.log"
-  echo "== rostest $name"
   timeout --signal=INT --kill-after=20 600 rostest rospy_control "$(basename "$f")" >"$log" 2>&1
   rc=$?
   summary="$(sed -e 's/\x1b\[[0-9;]*m//g' "$log" | sed -n '/^SUMMARY/,$p')"
-  tests="$(grep -oP '^ \* TESTS: \K[0-9]+' <<<"$summary" | tail -n1)"; tests="${tests:-0}"
-  errors="$(grep -oP '^ \* ERRORS: \K[0-9]+' <<<"$summary" | tail -n1)"; errors="${errors:-0}"
-  failures="$(grep -oP '^ \* FAILURES: \K[0-9]+' <<<"$summary" | tail -n1)"; failures="${failures:-0}"
-  echo "$summary" | sed 's/^/   /'
+  tests="$(grep -oP '^ \* TESTS: \K[0-9]+' <<<"$summary" | tail -n1)"
+  errors="$(grep -oP '^ \* ERRORS: \K[0-9]+' <<<"$summary" | tail -n1)"
+  failures="$(grep -oP '^ \* FAILURES: \K[0-9]+' <<<"$summary" | tail -n1)"
+  echo "$rc ${tests:-0} ${errors:-0} ${failures:-0}" > ".ws/test_logs/rostest-$name.result.$run_id"
+}
+
+running=0
+for f in "${files[@]}"; do
+  if [ "$running" -ge "$jobs_max" ]; then
+    wait -n
+    running=$((running - 1))
+  fi
+  echo "== rostest $(basename "$f" .test) (started)"
+  run_one "$f" &
+  running=$((running + 1))
+done
+wait
+
+total=0; failed_files=()
+for f in "${files[@]}"; do
+  name="$(basename "$f" .test)"
+  log=".ws/test_logs/rostest-$name.log"
+  res=".ws/test_logs/rostest-$name.result.$run_id"
+  read -r rc tests errors failures < "$res" 2>/dev/null || { rc=1; tests=0; errors=0; failures=0; }
+  rm -f "$res"
+  echo "== rostest $name"
+  sed -e 's/\x1b\[[0-9;]*m//g' "$log" | sed -n '/^SUMMARY/,$p' | sed 's/^/   /'
   total=$((total + tests))
   if [ "$rc" -ne 0 ] || [ "$errors" -ne 0 ] || [ "$failures" -ne 0 ] || [ "$tests" -eq 0 ]; then
-    bad=$((bad + 1)); failed_files+=("$name")
+    failed_files+=("$name")
     echo "   FAILED (exit $rc); last lines of $log:"; tail -n 30 "$log" | sed 's/^/   | /'
   fi
 done
 echo "rostest: ${#files[@]} file(s), $total test(s), ${#failed_files[@]} file(s) failed${failed_files:+: ${failed_files[*]}}"
-echo "$total $bad" > .ws/test_logs/rostest.counts
-[ "$bad" -eq 0 ]
+echo "$total ${#failed_files[@]}" > .ws/test_logs/rostest.counts
+[ "${#failed_files[@]}" -eq 0 ]

@@ -2,7 +2,8 @@
 # `make stress`: every rostest while two CPU-bound processes run alongside (this machine has 2 cores,
 # so the test nodes get roughly a third of the CPU they would have alone), the way a laptop that is
 # also compiling drives a robot.  Time-bounded: the burners stop after STRESS_LIMIT seconds (default
-# 1800) whatever happens, and each rostest keeps its own time limit.
+# 1800) whatever happens, and each rostest keeps its own time limit.  ROSTEST_JOBS (default 2) files
+# run side by side, as in `make test`.
 # Expects tools/env.sh to be sourced.  Optional args: the .test files to run.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
