@@ -59,3 +59,20 @@ def _no_leaks():
         time.sleep(0.02)
     assert not leaked_channels, f"test left virtual CAN channels open: {sorted(leaked_channels)}"
     assert not leaked_threads, f"test left threads running: {[t.name for t in leaked_threads]}"
+
+
+@pytest.fixture
+def make_hw():
+    """Factory: ``make_hw(hardware_xml, urdf, params=None, start=True, **kw)`` -> MiddlewareRobotHW whose
+    middleware is always shut down after the test (robot_hw and dynamics tests)."""
+    from rospy_control.robot_hw import MiddlewareRobotHW
+    made = []
+
+    def factory(hardware_xml, urdf_xml, params=None, start=True, **kw):
+        hw = MiddlewareRobotHW.from_config(hardware_xml, urdf_xml, params, start=start, **kw)
+        made.append(hw)
+        return hw
+
+    yield factory
+    for hw in made:
+        hw.shutdown()

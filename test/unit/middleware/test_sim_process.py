@@ -126,8 +126,10 @@ def test_two_robots_do_not_hear_each_other(make_mw, hosts):
     assert not b.faults()
 
 
-@needs_udp
-def test_round_trip_with_a_simulator_in_another_process(make_mw, tmp_path):
+@pytest.fixture
+def sim_proc(make_mw, tmp_path):
+    """Start ``python3 -m ...sim_process`` on a 2-motor XML; yields a started driver-side Middleware
+    talking to it, and the process (terminated after the test, which must exit 0)."""
     cfg = tmp_path / "hw.xml"
     cfg.write_text(motor_xml(2))
     key = _key()
@@ -141,55 +143,48 @@ def test_round_trip_with_a_simulator_in_another_process(make_mw, tmp_path):
         mw = make_mw(str(cfg))
         mw.use_simulator_process(key, wait=10.0)
         mw.start()
-        assert mw.simulator_process and not mw.faults()
-        m1 = mw.motor("m1")
-        start = mw.snapshot()["m1"].position
-        m1.set_command(ControlMode.POSITION, start + 0.3)
-        assert wait_until(lambda: abs(mw.snapshot()["m1"].position - (start + 0.3)) < 0.05, 5.0)
+        assert mw.simulator_process
+        yield mw, proc
         mw.shutdown()
     finally:
         proc.terminate()
         assert proc.wait(5.0) == 0
 
 
+@needs_udp
+def test_round_trip_with_a_simulator_in_another_process(sim_proc):
+    mw, _ = sim_proc
+    assert not mw.faults()
+    m1 = mw.motor("m1")
+    start = mw.snapshot()["m1"].position
+    m1.set_command(ControlMode.POSITION, start + 0.3)
+    assert wait_until(lambda: abs(mw.snapshot()["m1"].position - (start + 0.3)) < 0.05, 5.0)
+
+
+@needs_udp
 @pytest.mark.skipif(not hasattr(os, "kill") or sys.platform != "linux", reason="needs SIGSTOP")
-def test_a_stopped_simulator_process_is_not_blamed_on_its_motors_but_a_dead_one_is(make_mw, tmp_path):
+def test_a_stopped_simulator_process_is_not_blamed_on_its_motors_but_a_dead_one_is(sim_proc):
     # The host may not schedule the simulator process for 100-250 ms; real firmware never stops like
     # that, so those silent cycles are excused through the shared sign of life. A simulator that
     # stays gone (here: SIGSTOP for 2 s > DEAD_AFTER) is like unplugged motors: they fault.
     import signal
     import time
-    cfg = tmp_path / "hw.xml"
-    cfg.write_text(motor_xml(2))
-    key = _key()
-    cmd = [sys.executable, "-m", "rospy_control.middleware.sim_process", str(cfg), "--key", key]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith("ready bus="), (line, proc.stderr.read() if proc.poll() is not None else "")
-        mw = make_mw(str(cfg))
-        mw.use_simulator_process(key, wait=10.0)
-        mw.start()
-        assert mw.simulator_process and mw.channels["bus"].peer_stalled is not None
-        for _ in range(3):
-            os.kill(proc.pid, signal.SIGSTOP)
-            time.sleep(0.3)
-            resumed = time.perf_counter()
-            os.kill(proc.pid, signal.SIGCONT)
-            assert wait_until(lambda: all(s.stamp > resumed for s in mw.snapshot().states.values()), 5.0)
-            time.sleep(0.2)
-        assert mw.faults() == {}
-        assert mw.channels["bus"].statistics()["simulator_stalls"] > 0
+    mw, proc = sim_proc
+    assert mw.channels["bus"].peer_stalled is not None
+    for _ in range(3):
         os.kill(proc.pid, signal.SIGSTOP)
-        try:
-            assert wait_until(lambda: set(mw.faults()) == {"m1", "m2"}, 5.0)
-        finally:
-            os.kill(proc.pid, signal.SIGCONT)
-        mw.shutdown()
+        time.sleep(0.3)
+        resumed = time.perf_counter()
+        os.kill(proc.pid, signal.SIGCONT)
+        assert wait_until(lambda: all(s.stamp > resumed for s in mw.snapshot().states.values()), 5.0)
+        time.sleep(0.2)
+    assert mw.faults() == {}
+    assert mw.channels["bus"].statistics()["simulator_stalls"] > 0
+    os.kill(proc.pid, signal.SIGSTOP)
+    try:
+        assert wait_until(lambda: set(mw.faults()) == {"m1", "m2"}, 5.0)
     finally:
-        proc.terminate()
-        assert proc.wait(5.0) == 0
+        os.kill(proc.pid, signal.SIGCONT)
 
 
 # -- fallback -------------------------------------------------------------------------------------
