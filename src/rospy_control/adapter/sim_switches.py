@@ -1,6 +1,6 @@
 """The simulator's switches and command record as its services answer them, without ROS (unit-tested):
-the ``bus_off`` switch of a channel
-(:meth:`~rospy_control.middleware.simulation.SimulatedFirmware.set_bus_off`) and the table of
+the ``bus_off`` switch of a channel named by itself or by a unit on it
+(:meth:`~rospy_control.middleware.Middleware.set_sim_fault`) and the table of
 ``rospy_control/SimCommandStats``.  :mod:`.sim_node` offers them as services."""
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ def set_bus_off(mw: Any, unit: str, enable: bool) -> Tuple[bool, str]:
     if channel is None or channel not in sims:
         return False, (f"'{unit}' is neither a simulated channel nor a unit on one; simulated channels: "
                        f"{', '.join(sorted(sims)) or '(none)'}")
-    sims[channel].set_bus_off(enable)
+    mw.set_sim_fault(mw.channels[channel].units[0].name, "bus_off", enable)  # bus-wide: any unit on it
     return True, f"simulated fault 'bus_off' of channel '{channel}' switched {'on' if enable else 'off'}"
 
 

@@ -77,6 +77,10 @@ class Snapshot:
         return {n: s.fault_reason for n, s in self.states.items() if s.fault}
 
 
+#: simulated faults of a whole bus (named by any unit on it)
+BUS_FAULTS = ("bus_errors", "bus_off")
+
+
 class Middleware:
     """Hardware units and CAN channels of one robot; see the package docstring for the API.
 
@@ -276,16 +280,19 @@ class Middleware:
     def set_sim_fault(self, unit: str, fault: str, on: bool = True, value: Optional[float] = None) -> None:
         """Switch a simulated fault of ``unit`` on or off (tests, demos).
 
-        ``fault``: one of :data:`~.simulation.FAULTS` or ``"bus_errors"`` (the unit's whole bus);
-        ``value`` as for :meth:`SimulatedFirmware.set_fault`.  Switching off clears ``fault`` only if
-        it is the unit's current one.
+        ``fault``: one of :data:`~.simulation.FAULTS`, or ``"bus_errors"`` / ``"bus_off"`` (the unit's
+        whole bus); ``value`` as for :meth:`SimulatedFirmware.set_fault`.  Switching off clears
+        ``fault`` only if it is the unit's current one.
 
         :raises HardwareError: unknown unit, or its channel is not simulated.
         :raises ValueError: unknown fault.
         """
-        if fault not in FAULTS and fault != "bus_errors":
-            raise ValueError(f"unknown simulated fault '{fault}'; known: {', '.join(FAULTS)}, bus_errors")
+        if fault not in FAULTS and fault not in BUS_FAULTS:
+            raise ValueError(f"unknown simulated fault '{fault}'; known: {', '.join(FAULTS + BUS_FAULTS)}")
         sim = self.simulator_of(unit)
+        if fault == "bus_off":
+            sim.set_bus_off(on)
+            return
         if fault == "bus_errors":
             if on:
                 sim.set_fault(None, "bus_errors")
