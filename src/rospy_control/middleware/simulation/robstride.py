@@ -26,7 +26,8 @@ Firmware behaviour modelled after the CyberGear manual chapter 4 and RobStride's
   refused (the reply stays in reset mode) until a stop with clear-fault;
 * active reporting (type 24 on): type-24 feedback frames every ``5 * (EPScan_time + 1)`` ms;
 * a firmware CAN timeout (``canTimeout`` 0x7028 in units of 50 us, "20000 = 1 s" in RobStride's
-  manuals [U: not checked against a device]) drops the motor out of run mode when no frame arrived for that long;
+  manuals [U: not checked against a device]) drops the motor out of run mode when no frame arrived
+  for that long;
 * ``fault = "silent"``: nothing is answered (a powered-off or disconnected motor).
 """
 from __future__ import annotations
