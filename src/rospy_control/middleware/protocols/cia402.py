@@ -412,7 +412,7 @@ class SdoRequest(NamedTuple):
     ``upload_segment`` (``toggle``), ``abort`` (``code``)."""
 
     kind: str
-    index: int = 0
+    index: int = 0  # type: ignore[assignment]  # the field, not tuple.index
     subindex: int = 0
     data: bytes = b""
     size: Optional[int] = None
@@ -456,7 +456,7 @@ class SdoResponse(NamedTuple):
     """A decoded server response (the client's view); ``kind`` as in :class:`SdoRequest`."""
 
     kind: str
-    index: int = 0
+    index: int = 0  # type: ignore[assignment]  # the field, not tuple.index
     subindex: int = 0
     data: bytes = b""
     size: Optional[int] = None
@@ -861,7 +861,7 @@ CSP, CSV, CST, PP, PV = 8, 9, 10, 1, 3
 class ObjectInfo(NamedTuple):
     """What the driver and the simulated drive need to know about an object."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field, not tuple.index
     name: str
     dtype: str          # CiA 301 type name: UNSIGNED8/16/32, INTEGER8/16/32, VISIBLE_STRING, RECORD
     access: str         # ro, rw, wo, const

@@ -314,7 +314,7 @@ class ParamSpec(NamedTuple):
     names the :class:`RobStrideLimits` check applied on write (``velocity``, ``speed_limit``,
     ``torque_limit``, ``current``, ``current_limit``, ``run_mode``) or None."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the field, not tuple.index
     name: str
     fmt: str
     writable: bool
@@ -476,7 +476,7 @@ class ParamReply(NamedTuple):
 
     motor_id: int
     host_id: int
-    index: int
+    index: int  # type: ignore[assignment]  # the field, not tuple.index
     name: str
     value: Optional[float]
     ok: bool

@@ -393,7 +393,7 @@ class SimulatedCia402Drive:
             (S.OPERATION_ENABLED, C.QUICK_STOP): S.QUICK_STOP_ACTIVE,
             (S.QUICK_STOP_ACTIVE, C.DISABLE_VOLTAGE): S.SWITCH_ON_DISABLED,
             (S.QUICK_STOP_ACTIVE, C.ENABLE_OPERATION): S.OPERATION_ENABLED,
-        }.get((st, cmd))
+        }.get((st, cmd)) if cmd is not None else None
         if nxt is not None:
             self.state = nxt
             if nxt != S.OPERATION_ENABLED:
@@ -597,9 +597,9 @@ class SimulatedCia402Drive:
         if req.kind == "download":
             key = (req.index, req.subindex)
             if req.size is None and req.data:
-                code = self._write(key, req.data)
-                if code:
-                    self._abort(req.index, req.subindex, code)
+                refused = self._write(key, req.data)
+                if refused:
+                    self._abort(req.index, req.subindex, refused)
                 else:
                     self._sdo = None
                     self._send(co.sdo_download_response(node, req.index, req.subindex))
@@ -629,9 +629,9 @@ class SimulatedCia402Drive:
                 if t["size"] is not None and len(t["data"]) != t["size"]:
                     self._abort(t["index"], t["sub"], co.ABORT_LENGTH)
                     return
-                code = self._write((t["index"], t["sub"]), t["data"])
-                if code:
-                    self._abort(t["index"], t["sub"], code)
+                refused = self._write((t["index"], t["sub"]), t["data"])
+                if refused:
+                    self._abort(t["index"], t["sub"], refused)
                     return
                 self._sdo = None
             else:
