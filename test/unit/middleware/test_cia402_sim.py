@@ -221,9 +221,8 @@ def test_sync_sends_tpdos_and_applies_rpdos_in_csp():
     pos, vel = struct.unpack("<ii", tpdo[0x283])
     assert pos == pytest.approx(target, abs=3)
     assert abs(vel) < 50
-    # TPDO1 is event-driven (type 255): sent when the statusword changed, not at SYNC
+    # TPDO1 is event-driven (type 255): sent when the statusword changes and every 100 ms
     last_tpdo1 = [bytes(m.data) for m in b.rx if m.arbitration_id == 0x183][-1]
-    assert 0x183 not in tpdo
     sw, mode = struct.unpack("<Hb", last_tpdo1)
     assert co.decode_statusword(sw) == State.OPERATION_ENABLED and mode == co.CSP
     torque, err = struct.unpack("<hH", tpdo[0x383])

@@ -97,10 +97,11 @@ class CanopenNetwork:
             raise err
 
     # -- nodes -----------------------------------------------------------------------------------------------
-    def add_node(self, node_id: int, eds: str, where: str = "") -> Any:
+    def add_node(self, node_id: int, eds: str, where: str = "", profile402: bool = False) -> Any:
         """Load an EDS/DCF file into a ``canopen.RemoteNode`` on this network.
 
         :param where: the config location that named the file (for the error message).
+        :param profile402: make it a ``canopen.BaseNode402`` (the CiA 402 state machine, op modes).
         :raises ConfigError: bad node id, missing file, or a file canopen cannot parse (naming it).
         """
         prefix = f"{where}: " if where else ""
@@ -114,7 +115,8 @@ class CanopenNetwork:
         except Exception as err:  # noqa: BLE001 - parsers raise anything from KeyError to ValueError
             raise ConfigError(f"{prefix}cannot read object dictionary '{eds}' of CANopen node {node_id}: "
                               f"{type(err).__name__}: {err}") from err
-        node = self.network.add_node(self._canopen.RemoteNode(node_id, od))
+        cls = self._canopen.BaseNode402 if profile402 else self._canopen.RemoteNode
+        node = self.network.add_node(cls(node_id, od))
         node.nmt.add_heartbeat_callback(lambda state, n=node_id: self._on_state(n, state))
         return node
 

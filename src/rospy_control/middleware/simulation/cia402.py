@@ -26,8 +26,8 @@ What it does, after CiA 301 and CiA 402-2 (the codec is :mod:`..protocols.cia402
   n-th SYNC, 254/255 when a mapped value changed (and every event-timer ms if set).  Default mapping
   (the one in ``config/cia402_drive.eds``): RPDO1 controlword + modes of operation (type 255), RPDO2
   target position + target velocity (type 1), RPDO3 target torque + torque offset (type 1); TPDO1
-  statusword + modes display (type 255), TPDO2 position + velocity actual (type 1), TPDO3 torque
-  actual + error code (type 1); PDO 4 disabled.
+  statusword + modes display (type 255, on change and every 100 ms), TPDO2 position + velocity
+  actual (type 1), TPDO3 torque actual + error code (type 1); PDO 4 disabled.
 * **402 state machine** on every controlword (SDO or RPDO): the transitions of CiA 402-2 figure
   33, including "enable operation" straight from READY TO SWITCH ON (3+4) and back from QUICK STOP
   ACTIVE (16).  Quick stop brakes to standstill and stays in QUICK STOP ACTIVE (option code 6).  The
@@ -181,7 +181,9 @@ class SimulatedCia402Drive:
             a(0x1800 + i, 1, "UNSIGNED32", "rw", co.tpdo_cob_id(i + 1, self.node_id) | off)
             a(0x1800 + i, 2, "UNSIGNED8", "rw", ttype)
             a(0x1800 + i, 3, "UNSIGNED16", "rw", 0)
-            a(0x1800 + i, 5, "UNSIGNED16", "rw", 0)
+            # TPDO1 (statusword) also every 100 ms: canopen's BaseNode402 takes a TPDO it saw twice
+            # for periodic and then waits for the next one
+            a(0x1800 + i, 5, "UNSIGNED16", "rw", 100 if i == 0 else 0)
             a(0x1A00 + i, 0, "UNSIGNED8", "rw", len(tmap))
             for s in range(1, 9):
                 a(0x1A00 + i, s, "UNSIGNED32", "rw", co.pdo_map_entry(*tmap[s - 1]) if s <= len(tmap) else 0)
