@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from rospy_control.middleware.protocols.frame import Frame
 
@@ -631,7 +631,7 @@ def rpdo_cob_id(n: int, node: int) -> int:
 
 def pdo_map_entry(index: int, subindex: int, bits: int) -> int:
     """A mapping entry (u32) ``index << 16 | subindex << 8 | length in bits``."""
-    if bits not in (8, 16, 32, 64) and not 1 <= bits <= 64:
+    if not 1 <= bits <= 64:
         raise Cia402Error(f"a PDO mapping entry length is 1-64 bits, got {bits}")
     return (index << 16) | (subindex << 8) | bits
 
@@ -871,9 +871,6 @@ class ObjectInfo(NamedTuple):
 
 _STRUCT_OF_TYPE = {"UNSIGNED8": "B", "UNSIGNED16": "H", "UNSIGNED32": "I", "INTEGER8": "b", "INTEGER16": "h",
                    "INTEGER32": "i"}
-#: CiA 301 data type indices (0x0002 ... 0x0009) as EDS files write them
-DATA_TYPE_CODES = {"INTEGER8": 0x2, "INTEGER16": 0x3, "INTEGER32": 0x4, "UNSIGNED8": 0x5, "UNSIGNED16": 0x6,
-                   "UNSIGNED32": 0x7, "VISIBLE_STRING": 0x9}
 
 OBJECTS: Dict[int, ObjectInfo] = {o.index: o for o in (
     ObjectInfo(0x1000, "Device type", "UNSIGNED32", "ro"),
@@ -995,9 +992,3 @@ def _int32(x: float, attribute: str, original: float) -> int:
     if not -(1 << 31) <= v < (1 << 31):
         raise ValueError(f"{attribute}={original!r} is {v} increments, outside INTEGER32")
     return v
-
-
-def chunks(data: bytes, size: int = 7) -> Iterable[bytes]:
-    """``data`` in pieces of ``size`` bytes (the payloads of SDO segments)."""
-    for i in range(0, len(data), size):
-        yield data[i:i + size]
