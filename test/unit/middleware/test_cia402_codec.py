@@ -225,3 +225,11 @@ def test_unit_scale_counts_rad_and_torque_per_mille():
         co.UnitScale(100, 0)
     neg = co.UnitScale(1000, -2.0)
     assert neg.rad_to_counts(1.0) == -318
+
+
+def test_sync_period_must_equal_the_interpolation_period():
+    assert co.interpolation_period_s(10, -3) == pytest.approx(0.010)
+    co.check_sync_period(0.010, 10, -3)
+    with pytest.raises(ValueError, match=r"node 3: SYNC period 4 ms differs from the drive's interpolation "
+                                         r"time period 0x60C2 = 10 x 10\^-3 s = 10 ms"):
+        co.check_sync_period(0.004, 10, -3, node=3)

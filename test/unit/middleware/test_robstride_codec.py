@@ -203,3 +203,19 @@ def test_make_id_rejects_fields_that_do_not_fit():
     with pytest.raises(ValueError, match="communication type 32"):
         rs.make_id(32, 0, 0)
     assert rs.split_id(0x1200AA02) == (18, 0xAA, 0x02)
+
+
+def test_run_mode_switch_and_targets_as_frame_sequences():
+    frames = rs.encode_switch_run_mode(0x7F, "velocity", 0xFD)
+    assert [str(f) for f in frames] == ["0400FD7F#0000000000000000", "1200FD7F#0570000002000000",
+                                        "0300FD7F#0000000000000000"]
+    assert len(rs.encode_switch_run_mode(0x7F, "current", enable=False)) == 2
+    pos = rs.encode_position_target(0x7F, -1.0, speed_limit=10.0, host_id=0xFD, limits=CG, model="cybergear")
+    assert [f.data.hex().upper() for f in pos] == ["1770000000002041", "16700000000080BF"]
+    rs04 = rs.encode_position_target(1, 0.5, speed_limit=5.0, limits=rs.limits_for("rs04"), model="rs04")
+    assert rs04[0].data[:2] == b"\x24\x70"   # vel_max on RobStride's position mode
+    vel = rs.encode_velocity_target(0x7F, 2.0, current_limit=5.0, host_id=0xFD, limits=CG)
+    assert [f.data.hex().upper() for f in vel] == ["187000000000A040", "0A70000000000040"]
+    assert rs.encode_current_target(0x7F, 0.5, 0xFD)[0].data.hex().upper() == "067000000000003F"
+    with pytest.raises(rs.RobStrideRangeError, match="spd_ref=45.0"):
+        rs.encode_velocity_target(1, 45.0, limits=rs.limits_for("rs01"), model="rs01")

@@ -74,16 +74,18 @@ def test_velocity_run_mode_through_parameter_writes():
     assert fb.velocity == pytest.approx(3.0, abs=0.1)
 
 
-def test_position_run_mode_reaches_loc_ref():
-    c = Conversation()
-    c.feedback(rs.encode_param_write(0x7F, "run_mode", rs.run_mode_value("position"), HOST))
-    c.feedback(rs.encode_param_write(0x7F, "vel_max", 5.0, HOST, limits=c.lim))
-    c.feedback(rs.encode_enable(0x7F, HOST))
-    c.feedback(rs.encode_param_write(0x7F, "loc_ref", -0.8, HOST, limits=c.lim))
-    fb = None
+@pytest.mark.parametrize("model", ["cybergear", "rs01"])
+def test_position_run_mode_reaches_loc_ref_at_the_speed_limit(model):
+    c = Conversation(model)
+    for f in rs.encode_switch_run_mode(0x7F, "position", HOST):
+        c.feedback(f)
+    for f in rs.encode_position_target(0x7F, -0.8, speed_limit=1.0, host_id=HOST, limits=c.lim, model=model):
+        c.feedback(f)
+    fb = c.feedback(rs.encode_enable(0x7F, HOST), after=0.3)
+    assert fb.velocity == pytest.approx(-1.0, abs=0.05), "moving at the speed limit"
     for _ in range(20):
         fb = c.feedback(rs.encode_enable(0x7F, HOST), after=0.1)
-    assert fb is not None and fb.position == pytest.approx(-0.8, abs=0.02)
+    assert fb.position == pytest.approx(-0.8, abs=0.02)
 
 
 def test_run_mode_is_only_changed_in_reset_mode():

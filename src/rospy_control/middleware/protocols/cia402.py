@@ -44,7 +44,7 @@ __all__ = [
     "parse_pdo_map_entry", "pack_pdo", "unpack_pdo", "State", "STATE_NAMES", "decode_statusword",
     "Command", "CONTROLWORDS", "decode_controlword", "next_command", "path_to_operation_enabled",
     "path_to_switch_on_disabled", "MODES", "MODE_NAMES", "OBJECTS", "ObjectInfo", "object_info",
-    "UnitScale",
+    "UnitScale", "interpolation_period_s", "check_sync_period",
 ]
 
 
@@ -992,3 +992,21 @@ def _int32(x: float, attribute: str, original: float) -> int:
     if not -(1 << 31) <= v < (1 << 31):
         raise ValueError(f"{attribute}={original!r} is {v} increments, outside INTEGER32")
     return v
+
+
+def interpolation_period_s(value: int, index: int) -> float:
+    """The period 0x60C2 encodes: ``value`` (sub 1, u8) times 10 to the ``index`` (sub 2, i8) seconds."""
+    return value * 10.0 ** index
+
+
+def check_sync_period(sync_period: float, value: int, index: int, node: Optional[int] = None) -> None:
+    """In CSP/CSV/CST the drive interpolates over 0x60C2; a SYNC period that differs makes it jerk or
+    vibrate (ros2_canopen #405).
+
+    :raises ValueError: the periods differ by more than 1 %, naming both.
+    """
+    period = interpolation_period_s(value, index)
+    if period <= 0 or abs(sync_period - period) > 0.01 * period:
+        who = f"node {node}: " if node is not None else ""
+        raise ValueError(f"{who}SYNC period {sync_period * 1000:g} ms differs from the drive's interpolation "
+                         f"time period 0x60C2 = {value} x 10^{index} s = {period * 1000:g} ms")

@@ -52,7 +52,8 @@ __all__ = [
     "encode_param_read", "encode_param_write", "decode_param_request", "encode_param_reply",
     "decode_param_reply", "encode_feedback", "decode_feedback", "encode_fault_frame", "decode_fault_frame",
     "encode_active_report", "decode_active_report", "fault_names", "feedback_fault_names",
-    "param_spec", "run_mode_value", "report_interval_s", "report_interval_value",
+    "param_spec", "run_mode_value", "report_interval_s", "report_interval_value", "encode_switch_run_mode",
+    "encode_position_target", "encode_velocity_target", "encode_current_target",
 ]
 
 # -- communication types [CG] 4.1, [RS] ---------------------------------------------------------------
@@ -674,3 +675,47 @@ def report_interval_value(interval_s: float) -> int:
     """
     check_range("report_interval", interval_s, 0.01, 0.005 * 65536)
     return max(1, int(round(interval_s / 0.005)) - 1)
+
+
+# -- run modes as frame sequences ----------------------------------------------------------------------------
+def encode_switch_run_mode(motor_id: int, mode: Union[str, int], host_id: int = DEFAULT_HOST_ID,
+                           enable: bool = True) -> List[Frame]:
+    """Stop, write ``run_mode``, and (``enable``) enable again: the manual's way to change the mode
+    ("the control mode cannot be switched while the joint is running; send a stop first" [CG]).
+    Each frame is answered by a feedback frame."""
+    frames = [encode_stop(motor_id, host_id), encode_param_write(motor_id, "run_mode", run_mode_value(mode),
+                                                                 host_id)]
+    if enable:
+        frames.append(encode_enable(motor_id, host_id))
+    return frames
+
+
+def encode_position_target(motor_id: int, position: float, speed_limit: Optional[float] = None,
+                           host_id: int = DEFAULT_HOST_ID, limits: Optional[RobStrideLimits] = None,
+                           model: str = "", csp: bool = False) -> List[Frame]:
+    """Position run mode (1; or 5 CSP on RobStride with ``csp``): optionally the speed limit
+    (``limit_spd`` for CSP [CG 4.1.12], ``vel_max`` for RobStride's profile position mode [RS]; on
+    CyberGear position mode ``limit_spd`` applies), then ``loc_ref`` (rad)."""
+    frames = []
+    if speed_limit is not None:
+        name = "limit_spd" if csp or model.lower() in ("", "cybergear") else "vel_max"
+        frames.append(encode_param_write(motor_id, name, speed_limit, host_id, limits, model))
+    frames.append(encode_param_write(motor_id, "loc_ref", position, host_id, limits, model))
+    return frames
+
+
+def encode_velocity_target(motor_id: int, velocity: float, current_limit: Optional[float] = None,
+                           host_id: int = DEFAULT_HOST_ID, limits: Optional[RobStrideLimits] = None,
+                           model: str = "") -> List[Frame]:
+    """Speed run mode (2): optionally ``limit_cur`` (A), then ``spd_ref`` (rad/s)."""
+    frames = []
+    if current_limit is not None:
+        frames.append(encode_param_write(motor_id, "limit_cur", current_limit, host_id, limits, model))
+    frames.append(encode_param_write(motor_id, "spd_ref", velocity, host_id, limits, model))
+    return frames
+
+
+def encode_current_target(motor_id: int, iq: float, host_id: int = DEFAULT_HOST_ID,
+                          limits: Optional[RobStrideLimits] = None, model: str = "") -> List[Frame]:
+    """Current run mode (3): ``iq_ref`` (A)."""
+    return [encode_param_write(motor_id, "iq_ref", iq, host_id, limits, model)]

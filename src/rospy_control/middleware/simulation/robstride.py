@@ -16,7 +16,7 @@ Firmware behaviour modelled after the CyberGear manual chapter 4 and RobStride's
   byte 0 = 1 clears the latched faults; set zero (6) shifts the reported position; set CAN id (7)
   changes the id at once;
 * ``run_mode`` 0 (operation control): type-1 frames set the impedance command; 1 (position) and 5
-  (CSP): ``loc_ref`` followed at most at ``limit_spd`` with the torque limited to ``limit_torque``;
+  (CSP): ``loc_ref`` followed at most at ``limit_spd`` (RobStride position mode 1: ``vel_max``);
   2 (velocity): ``spd_ref`` with current limit ``limit_cur``; 3 (current): ``iq_ref`` times the
   torque constant.  Type-1 frames outside run_mode 0, or while not enabled, are answered but ignored;
 * ``run_mode`` can only be changed while in reset mode (the manual: "send a stop command before
@@ -145,7 +145,10 @@ class SimulatedRobStride:
             tmax = lim.t_max
         elif run_mode in (1, 5):
             target = float(self.params[0x7016]) + self.zero_shift
-            vmax = abs(float(self.params[0x7017] if run_mode == 5 else self.params[0x7024]))
+            # CyberGear's position mode and RobStride's CSP (5) are limited by limit_spd, RobStride's
+            # profile position mode (1) by vel_max
+            pp = run_mode == 1 and self.model.lower() != "cybergear"
+            vmax = abs(float(self.params[0x7024] if pp else self.params[0x7017]))
             vd = max(-vmax, min(vmax, self.POSITION_GAIN * (target - p) / 10.0))
             tau = self.inertia * self.POSITION_GAIN * (vd - v) * 10.0
         elif run_mode == 2:
