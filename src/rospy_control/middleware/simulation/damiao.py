@@ -121,8 +121,9 @@ class SimulatedDamiao(SimulatedDevice):
         return Impedance(0.0, v_cmd, 0.0, kv, 0.0, c[2] * tmax)   # force-position
 
     def _fault_changed(self) -> None:
-        if self.fault in dm.FAULTS.values():
-            self._trip(dm.fault_code(self.fault))
+        fault = self.fault
+        if fault is not None and fault in dm.FAULTS.values():
+            self._trip(dm.fault_code(fault))
 
     # -- frames ------------------------------------------------------------------------------------
     def feedback(self, state: PhysicalState) -> bytes:
