@@ -56,6 +56,9 @@ class SimulatedCubeMarsV3(SimulatedDevice):
     def listen_ids(self) -> List[Tuple[int, bool]]:
         return [(cm.command_id(self.controller_id), True), (cm.origin_id(self.controller_id), True)]
 
+    def reply_ids(self) -> List[Tuple[int, bool]]:
+        return [(cm.feedback_id(self.controller_id), True)]
+
     def expire(self, state: PhysicalState, now: float) -> None:
         fw = self.firmware_timeout
         if fw > 0.0 and self.command is not None and self.last_rx is not None and now - self.last_rx > fw:

@@ -29,7 +29,7 @@ a model, not the firmware's exact controllers.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union
 
 import can
 
@@ -95,6 +95,12 @@ class SimulatedDamiao(SimulatedDevice):
     # -- SimulatedDevice ---------------------------------------------------------------------------
     def listen_ids(self) -> List[Tuple[int, bool]]:
         return [(off + self.slave_id, False) for off in dm.MODE_OFFSETS.values()] + [(dm.REGISTER_ID, False)]
+
+    def reply_ids(self) -> List[Tuple[int, bool]]:
+        return [(self.master_id, False)]
+
+    def shared_ids(self) -> Set[Tuple[int, bool]]:
+        return {(dm.REGISTER_ID, False), (self.master_id, False)}
 
     def expire(self, state: PhysicalState, now: float) -> None:
         t = self.can_timeout

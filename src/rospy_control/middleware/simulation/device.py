@@ -21,11 +21,11 @@ request addressed to another one).  No I/O, no threads, no clock of its own: ``n
 """
 from __future__ import annotations
 
-from typing import List, NamedTuple, Optional, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Set, Tuple
 
 import can
 
-__all__ = ["PhysicalState", "Impedance", "SimulatedDevice"]
+__all__ = ["PhysicalState", "Impedance", "SimulatedDevice", "DeviceRouter", "advance_joint"]
 
 
 class PhysicalState(NamedTuple):
@@ -72,6 +72,15 @@ class SimulatedDevice:
     def listen_ids(self) -> List[Tuple[int, bool]]:
         """``(arbitration_id, is_extended_id)`` of every frame this device reads."""
         raise NotImplementedError
+
+    def reply_ids(self) -> List[Tuple[int, bool]]:
+        """``(arbitration_id, is_extended_id)`` of every frame this device sends."""
+        raise NotImplementedError
+
+    def shared_ids(self) -> Set[Tuple[int, bool]]:
+        """Ids of :meth:`listen_ids`/:meth:`reply_ids` that devices of the same protocol may share
+        (DaMiao's register id 0x7FF, a common master id); none by default."""
+        return set()
 
     def handle_frame(self, msg: can.Message, state: PhysicalState, now: float) -> List[can.Message]:
         """Process one received frame; return the frames the device sends in answer (maybe none).
@@ -129,3 +138,70 @@ class SimulatedDevice:
     @staticmethod
     def _message(arbitration_id: int, data: bytes, extended: bool = False) -> can.Message:
         return can.Message(arbitration_id=arbitration_id, is_extended_id=extended, data=data)
+
+
+class DeviceRouter:
+    """The simulated devices of one bus, routed by id: what a simulator registers them in.
+
+    :meth:`register` refuses a device whose ids collide with another's (a frame both would read or
+    send), unless both declare the id shared (:meth:`SimulatedDevice.shared_ids`): on a real bus two
+    such devices could not coexist either -- for instance ODrive node 0 (ids 0x000-0x01F) next to a
+    DaMiao answering on master id 0x011.
+    """
+
+    def __init__(self) -> None:
+        self.devices: Dict[str, SimulatedDevice] = {}
+        self._readers: Dict[Tuple[int, bool], List[SimulatedDevice]] = {}
+        self._owners: Dict[Tuple[int, bool], List[SimulatedDevice]] = {}
+
+    def register(self, device: SimulatedDevice) -> None:
+        """Add ``device``.
+
+        :raises ValueError: the name is taken, or an id collides (naming both devices and the id).
+        """
+        if device.name in self.devices:
+            raise ValueError(f"a simulated device named '{device.name}' is already registered")
+        mine = set(device.listen_ids()) | set(device.reply_ids())
+        for key in sorted(mine):
+            for other in self._owners.get(key, []):
+                if key in device.shared_ids() and key in other.shared_ids():
+                    continue
+                aid, ext = key
+                raise ValueError(f"simulated devices '{other.name}' and '{device.name}' both use "
+                                 f"{'extended' if ext else 'standard'} id 0x{aid:X}")
+        self.devices[device.name] = device
+        for key in mine:
+            self._owners.setdefault(key, []).append(device)
+        for key in device.listen_ids():
+            self._readers.setdefault(key, []).append(device)
+
+    def route(self, msg: can.Message, state_of: Callable[[SimulatedDevice], PhysicalState],
+              now: float) -> List[can.Message]:
+        """Hand ``msg`` to every device that reads its id; the frames they send in answer."""
+        out: List[can.Message] = []
+        for dev in self._readers.get((msg.arbitration_id, bool(msg.is_extended_id)), ()):
+            out.extend(dev.handle_frame(msg, state_of(dev), now))
+        return out
+
+    def tick(self, state_of: Callable[[SimulatedDevice], PhysicalState], now: float) -> List[can.Message]:
+        """The frames every device sends on its own by ``now``."""
+        out: List[can.Message] = []
+        for dev in self.devices.values():
+            out.extend(dev.tick(state_of(dev), now))
+        return out
+
+
+def advance_joint(imp: Optional[Impedance], position: float, velocity: float, dt: float, inertia: float,
+                  damping: float = 0.0) -> Tuple[float, float, float]:
+    """One semi-implicit Euler step of a rigid joint driven by ``imp`` (None: limp):
+    ``(position, velocity, torque)`` after ``dt``.  A minimal model for protocol tests; the
+    simulator's joint model (:mod:`.motor`) integrates the same law with gravity and friction."""
+    tau = 0.0
+    if imp is not None:
+        tau = imp.kp * (imp.p_des - position) + imp.kd * (imp.v_des - velocity) + imp.t_ff
+        lim = imp.torque_limit
+        if lim is not None:
+            tau = lim if tau > lim else (-lim if tau < -lim else tau)
+    velocity += (tau - damping * velocity) / inertia * dt
+    position += velocity * dt
+    return position, velocity, tau

@@ -116,6 +116,9 @@ class SimulatedOdrive(SimulatedDevice):
     def listen_ids(self) -> List[Tuple[int, bool]]:
         return [(self._id(cmd), False) for cmd in range(0x20)]
 
+    def reply_ids(self) -> List[Tuple[int, bool]]:
+        return self.listen_ids()
+
     def expire(self, state: PhysicalState, now: float) -> None:
         if self._pending is not None and now >= self._pending[1]:
             target = self._pending[0]
