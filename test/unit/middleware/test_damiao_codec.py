@@ -83,7 +83,8 @@ def test_error_states_named_as_in_the_manual(code, name):
 
 def test_disabled_enabled_are_not_faults_and_unknown_codes_are_named():
     assert dm.fault_name(0) is None and dm.fault_name(1) is None
-    assert dm.fault_name(5) == "unknown state 0x5"
+    assert dm.fault_name(5) == "sensor error"
+    assert dm.fault_name(0xF) == "unknown state 0xF"
     with pytest.raises(ValueError, match="unknown DaMiao fault 'hot'"):
         dm.fault_code("hot")
 
@@ -104,8 +105,13 @@ def test_force_position_frame():
     data = dm.pack_force_pos(1.0, 2.5, 0.3)
     assert data == struct.pack("<fHH", 1.0, 250, 3000)
     assert dm.unpack_force_pos(data) == pytest.approx((1.0, 2.5, 0.3))
-    with pytest.raises(EncodableRangeError, match="current_ratio=1.5"):
-        dm.pack_force_pos(1.0, 2.5, 1.5)
+    # clamped in the frame, an error at start-up
+    assert dm.pack_force_pos(1.0, 250.0, 1.5) == struct.pack("<fHH", 1.0, 10000, 10000)
+    assert dm.pack_force_pos(1.0, float("nan"), -1.0) == struct.pack("<fHH", 1.0, 0, 0)
+    with pytest.raises(EncodableRangeError, match="unit 'grip': current_ratio=1.5 is outside"):
+        dm.check_force_pos_encodable(2.5, 1.5, "grip")
+    with pytest.raises(EncodableRangeError, match="velocity=250.0 rad/s"):
+        dm.check_force_pos_encodable(250.0, 0.5)
 
 
 def test_split_command_id():

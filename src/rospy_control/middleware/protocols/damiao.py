@@ -72,7 +72,9 @@ __all__ = [
     "pack_register_read", "pack_register_write", "pack_register_save", "pack_refresh",
     "unpack_register_request", "pack_register_reply", "parse_register_reply", "encode_register_value",
     "decode_register_value", "timeout_to_register", "register_to_timeout", "check_mit_gains_encodable",
-    "check_ranges_encodable", "check_timeout_encodable", "check_ranges_match", "split_command_id",
+    "check_ranges_encodable", "check_timeout_encodable", "check_force_pos_encodable",
+    "FORCE_POS_VELOCITY_RANGE", "FORCE_POS_CURRENT_RANGE", "OTHER_STATES", "check_ranges_match",
+    "split_command_id",
 ]
 
 # -- modes and ids ---------------------------------------------------------------------------------
@@ -111,6 +113,9 @@ FAULTS: Dict[int, str] = {
     0xE: "overload",
 }
 _FAULT_CODES = {v: k for k, v in FAULTS.items()}
+#: further states one third-party library (DAMIAO_Control_Arduino) decodes on newer firmware; not in
+#: the manual followed here, so not faults the simulated motor raises
+OTHER_STATES: Dict[int, str] = {0x5: "sensor error", 0x6: "parameter error"}
 
 # -- registers -------------------------------------------------------------------------------------
 REG_READ = 0x33
@@ -223,7 +228,8 @@ def fault_name(state: int) -> Optional[str]:
     """The manual's name of a feedback state, None for disabled/enabled, ``unknown state 0x..`` else."""
     if state in (STATE_DISABLED, STATE_ENABLED):
         return None
-    return FAULTS.get(state, f"unknown state 0x{state:X}")
+    name = FAULTS.get(state) or OTHER_STATES.get(state)
+    return name if name is not None else f"unknown state 0x{state:X}"
 
 
 def fault_code(name: str) -> int:
@@ -290,12 +296,23 @@ def unpack_vel(data: bytes) -> float:
     return _F.unpack_from(bytes(data))[0]
 
 
+#: force-position mode: the speed limit (rad/s) and current ratio the frame carries
+FORCE_POS_VELOCITY_RANGE: Tuple[float, float] = (0.0, 100.0)
+FORCE_POS_CURRENT_RANGE: Tuple[float, float] = (0.0, 1.0)
+
+
+def _clamp_scaled(x: float, hi: float, scale: float) -> int:
+    if x != x or x <= 0.0:
+        return 0
+    return int(round(min(x, hi) * scale))
+
+
 def pack_force_pos(position: float, velocity: float, current_ratio: float) -> bytes:
-    """Force-position command: position (rad), velocity (rad/s, sent x100 in 0..10000) and the
-    current limit as a fraction of the maximum current (sent x10000 in 0..10000)."""
-    check_encodable("velocity", velocity, 0.0, 100.0, "DaMiao force-position mode", units="rad/s")
-    check_encodable("current_ratio", current_ratio, 0.0, 1.0, "DaMiao force-position mode")
-    return _FHH.pack(position, int(round(velocity * 100)), int(round(current_ratio * 10000)))
+    """Force-position command: position (rad), speed limit (rad/s, sent x100 in 0..10000) and the
+    current limit as a fraction of the maximum current (sent x10000 in 0..10000).  Both are clamped
+    into their range (NaN sends 0); check configured values with :func:`check_force_pos_encodable`."""
+    return _FHH.pack(position, _clamp_scaled(velocity, FORCE_POS_VELOCITY_RANGE[1], 100),
+                     _clamp_scaled(current_ratio, FORCE_POS_CURRENT_RANGE[1], 10000))
 
 
 def unpack_force_pos(data: bytes) -> Tuple[float, float, float]:
@@ -419,6 +436,15 @@ def check_mit_gains_encodable(kp: float, kd: float, unit_name: Optional[str] = N
     """:raises EncodableRangeError: kp outside 0..500 or kd outside 0..5 (DaMiao MIT mode)."""
     check_mit_gains(kp, kd, MIT_KP_RANGE, MIT_KD_RANGE, "DaMiao MIT mode", unit_name, kp_attribute,
                     kd_attribute)
+
+
+def check_force_pos_encodable(velocity: float, current_ratio: float, unit_name: Optional[str] = None) -> None:
+    """:raises EncodableRangeError: a force-position speed limit outside 0..100 rad/s or a current
+    ratio outside 0..1."""
+    check_encodable("velocity", velocity, FORCE_POS_VELOCITY_RANGE[0], FORCE_POS_VELOCITY_RANGE[1],
+                    "DaMiao force-position mode", unit_name, "rad/s")
+    check_encodable("current_ratio", current_ratio, FORCE_POS_CURRENT_RANGE[0], FORCE_POS_CURRENT_RANGE[1],
+                    "DaMiao force-position mode", unit_name)
 
 
 def check_ranges_encodable(ranges: DamiaoRanges, unit_name: Optional[str] = None) -> None:
