@@ -291,3 +291,37 @@ def test_sim_silent_sends_nothing(axis):
     assert axis.handle_frame(_msg(3, od.CMD_GET_ENCODER_ESTIMATES), S, 0.0) == []
     axis.clear_fault()
     assert len(axis.tick(S, 1.0)) == 2
+
+
+def test_state_confirmation_needs_two_consecutive_heartbeats():
+    c = od.StateConfirmation(od.V06, od.AXIS_STATE_CLOSED_LOOP_CONTROL)
+    hb = od.Heartbeat
+    assert not c.feed(hb(0, 1, True, od.PROCEDURE_RESULT_SUCCESS))       # the old state, sent before
+    assert not c.feed(hb(0, 8, True, od.PROCEDURE_RESULT_BUSY))          # busy: not yet
+    assert not c.feed(hb(0, 8, True, od.PROCEDURE_RESULT_SUCCESS))
+    assert c.feed(hb(0, 8, True, od.PROCEDURE_RESULT_SUCCESS)) and not c.refused
+    r = od.StateConfirmation(od.V06, 8)
+    r.feed(hb(0, 1, True, 3))   # DISARMED
+    assert r.refused and not r.confirmed
+    e = od.StateConfirmation(od.V05, 8)
+    e.feed(hb(0x800, 1, True))
+    assert e.refused
+    ok = od.StateConfirmation(od.V05, 8)
+    ok.feed(hb(0, 8, True))
+    ok.feed(hb(0, 1, True))   # not consecutive
+    ok.feed(hb(0, 8, True))
+    assert not ok.confirmed and not ok.refused
+    assert ok.feed(hb(0, 8, True))
+
+
+def test_state_confirmation_against_the_simulated_axis():
+    axis = SimulatedOdrive("a", node_id=3, version=od.V06, state_delay=0.15)
+    c = od.StateConfirmation(od.V06, 8)
+    axis.handle_frame(_msg(3, od.CMD_SET_AXIS_STATE, od.pack_set_axis_state(8)), S, 0.0)
+    t = 0.0
+    while not c.confirmed and t < 1.0:
+        for f in axis.tick(S, t):
+            if f.arbitration_id == 0x061:
+                c.feed(od.unpack_heartbeat(od.V06, f.data))
+        t += 0.01
+    assert c.confirmed and t > 0.15

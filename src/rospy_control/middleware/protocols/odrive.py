@@ -75,7 +75,7 @@ __all__ = [
     "unpack_float", "pack_heartbeat",
     "unpack_heartbeat", "pack_encoder_estimates", "unpack_encoder_estimates", "pack_float_pair",
     "unpack_float_pair", "pack_get_error", "unpack_get_error", "pack_motor_error", "unpack_motor_error",
-    "is_get_request", "GET_COMMANDS", "check_node_id", "check_feedforward_encodable",
+    "is_get_request", "GET_COMMANDS", "check_node_id", "check_feedforward_encodable", "StateConfirmation",
 ]
 
 V05 = "0.5"
@@ -459,6 +459,46 @@ def pack_motor_error(motor_error: int) -> bytes:
 
 def unpack_motor_error(data: bytes) -> int:
     return _U64.unpack_from(_need(data, 8, "Get_Motor_Error"))[0]
+
+
+class StateConfirmation:
+    """Tells when heartbeats confirm a requested axis state (the heartbeat has no sequence number).
+
+    Feed every heartbeat of the axis after sending Set_Axis_State; :attr:`confirmed` becomes True when
+    ``needed`` consecutive heartbeats show the requested state (and, on 0.6, a procedure result other
+    than BUSY), and :attr:`refused` when, on 0.6, a heartbeat after the request reports the procedure
+    finished with another result while the state is not the requested one (e.g. DISARMED), or on
+    either line an axis error is set while the state is not the requested one.  The caller owns the
+    time-out.  Pure state, no clock.
+    """
+
+    def __init__(self, version: str, requested_state: int, needed: int = 2) -> None:
+        _check_version(version)
+        self.version = version
+        self.requested_state = requested_state
+        self.needed = needed
+        self.matches = 0
+        self.confirmed = False
+        self.refused = False
+        #: the last heartbeat fed
+        self.last: Optional[Heartbeat] = None
+
+    def feed(self, heartbeat: Heartbeat) -> bool:
+        """Account for one heartbeat; True once the state is confirmed."""
+        self.last = heartbeat
+        busy = heartbeat.procedure_result == PROCEDURE_RESULT_BUSY
+        if heartbeat.axis_state == self.requested_state and not busy:
+            self.matches += 1
+            if self.matches >= self.needed:
+                self.confirmed = True
+            return self.confirmed
+        self.matches = 0
+        if heartbeat.axis_state != self.requested_state and not busy:
+            if heartbeat.axis_error:
+                self.refused = True
+            elif heartbeat.procedure_result not in (None, PROCEDURE_RESULT_SUCCESS):
+                self.refused = True
+        return self.confirmed
 
 
 # -- units -----------------------------------------------------------------------------------------
