@@ -102,6 +102,10 @@ class SimulatedDevice:
         """The torque law at this shaft state (None: output off, the joint is limp)."""
         raise NotImplementedError
 
+    def step(self, position: float, velocity: float, dt: float) -> None:
+        """Advance the device's own controller state (e.g. a velocity integrator) by one joint
+        integration step of ``dt``; called before :meth:`impedance` at every step.  Nothing by default."""
+
     def expire(self, state: PhysicalState, now: float) -> None:
         """Apply the device's own timeouts (CAN timeout, watchdog) up to ``now``."""
 

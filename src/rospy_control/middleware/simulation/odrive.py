@@ -23,9 +23,10 @@ fw-v0.5.6's ``can_simple.cpp`` (see the codec's docstring):
 
 Control law (:meth:`impedance`), in the motor's turns converted to rad: position control is the
 ODrive cascade ``vel_cmd = pos_gain (pos_setpoint - pos) + vel_ff`` (clamped at ``vel_limit``),
-``torque = vel_gain (vel_cmd - vel) + torque_ff``; velocity control the inner loop; torque control
-the torque.  The velocity integrator and the input filters (ramps, trapezoidal trajectories) are not
-modelled: every input mode behaves as passthrough.
+``torque = vel_gain (vel_cmd - vel) + vel_integrator + torque_ff`` with
+``d vel_integrator/dt = vel_integrator_gain (vel_cmd - vel)`` (clamped at the torque limit, reset
+when disarmed); velocity control the inner loop; torque control the torque.  The input filters
+(ramps, trapezoidal trajectories) are not modelled: every input mode behaves as passthrough.
 """
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ class SimulatedOdrive(SimulatedDevice):
 
     def __init__(self, name: str, node_id: int, version: str = od.V06, heartbeat_rate: float = 0.1,
                  encoder_rate: float = 0.01, watchdog_timeout: float = 0.0, pos_gain: float = 20.0,
-                 vel_gain: float = 0.16, vel_limit: float = 10.0, torque_limit: float = 5.0,
+                 vel_gain: float = 0.16, vel_integrator_gain: float = 0.32, vel_limit: float = 10.0,
+                 torque_limit: float = 5.0,
                  torque_constant: float = 0.05, cpr: int = 8192, state_delay: float = 0.0) -> None:
         super().__init__(name)
         od.arbitration_id(node_id, 0)   # validates the node id
@@ -61,6 +63,9 @@ class SimulatedOdrive(SimulatedDevice):
         self.watchdog_timeout = watchdog_timeout
         self.pos_gain = pos_gain           # (turn/s)/turn
         self.vel_gain = vel_gain           # N m/(turn/s)
+        self.vel_integrator_gain = vel_integrator_gain   # N m/turn
+        #: the velocity integrator's torque (N m)
+        self.integrator = 0.0
         self.vel_limit = vel_limit         # turn/s
         self.torque_limit = torque_limit   # N m
         self.torque_constant = torque_constant
@@ -104,6 +109,7 @@ class SimulatedOdrive(SimulatedDevice):
     def _disarm(self) -> None:
         self.axis_state = od.AXIS_STATE_IDLE
         self._pending = None
+        self.integrator = 0.0
 
     def _fault_changed(self) -> None:
         self._set_error(self._condition_bits())
@@ -144,22 +150,37 @@ class SimulatedOdrive(SimulatedDevice):
             out.append(self._message(self._id(od.CMD_GET_ENCODER_ESTIMATES), self.encoder_estimates(state)))
         return out
 
+    def _vel_cmd(self, position: float) -> Optional[float]:
+        """The velocity loop's setpoint (rad/s), None when the velocity loop is not in use."""
+        vlim = self.vel_limit * _TAU
+        if self.control_mode == od.CONTROL_MODE_VELOCITY:
+            v = self.input_vel * _TAU
+        elif self.control_mode == od.CONTROL_MODE_POSITION:
+            p_des = (self.input_pos - self.offset) * _TAU
+            v = self.pos_gain * (p_des - position) + self.input_vel * _TAU
+        else:
+            return None
+        return max(-vlim, min(vlim, v))
+
+    def step(self, position: float, velocity: float, dt: float) -> None:
+        v_cmd = self._vel_cmd(position) if self.armed else None
+        if v_cmd is None:
+            self.integrator = 0.0
+            return
+        lim = self.torque_limit
+        i = self.integrator + self.vel_integrator_gain / _TAU * (v_cmd - velocity) * dt
+        self.integrator = lim if i > lim else (-lim if i < -lim else i)
+
     def impedance(self, position: float, velocity: float) -> Optional[Impedance]:
         if not self.armed:
             return None
-        kd = self.vel_gain / _TAU                    # N m per rad/s
-        vlim = self.vel_limit * _TAU                 # rad/s
         if self.control_mode == od.CONTROL_MODE_TORQUE:
             return Impedance(0.0, 0.0, 0.0, 0.0, self.input_torque, self.torque_limit)
-        if self.control_mode == od.CONTROL_MODE_VELOCITY:
-            v = max(-vlim, min(vlim, self.input_vel * _TAU))
-            return Impedance(0.0, v, 0.0, kd, self.input_torque, self.torque_limit)
-        if self.control_mode == od.CONTROL_MODE_POSITION:
-            p_des = (self.input_pos - self.offset) * _TAU
-            v_cmd = self.pos_gain * (p_des - position) + self.input_vel * _TAU
-            v_cmd = max(-vlim, min(vlim, v_cmd))
-            return Impedance(0.0, v_cmd, 0.0, kd, self.input_torque, self.torque_limit)
-        return None   # voltage control: not modelled
+        v_cmd = self._vel_cmd(position)
+        if v_cmd is None:
+            return None   # voltage control: not modelled
+        kd = self.vel_gain / _TAU                    # N m per rad/s
+        return Impedance(0.0, v_cmd, 0.0, kd, self.input_torque + self.integrator, self.torque_limit)
 
     # -- payloads ----------------------------------------------------------------------------------
     def trajectory_done(self, state: PhysicalState) -> bool:
