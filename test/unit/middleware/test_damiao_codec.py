@@ -336,3 +336,14 @@ def test_sim_silent_and_unknown_fault(motor):
 def test_sim_listen_ids(motor):
     assert sorted(motor.listen_ids()) == [(0x001, False), (0x101, False), (0x201, False), (0x301, False),
                                           (0x7FF, False)]
+
+
+def test_sim_answers_d1_byte_for_byte():
+    """The facts file's captured enable reply, produced by the simulated motor in the same state."""
+    motor = SimulatedDamiao("j1", slave_id=0x01, master_id=0x11, ranges=DM4340)
+    d1 = dm.unpack_reply(bytes.fromhex("1183277FF7FF0000"), DM4340)
+    eps = 1e-9  # the decoded values sit exactly on a step; nudge them up so truncation lands on it
+    state = PhysicalState(d1.position + eps, d1.velocity + eps, d1.torque + eps, temperature=0.0,
+                          mos_temperature=0.0)
+    out = _one(motor.handle_frame(_msg(0x001, bytes.fromhex("FFFFFFFFFFFFFFFC")), state, 0.0))
+    assert (out.arbitration_id, bytes(out.data)) == (0x011, bytes.fromhex("1183277FF7FF0000"))

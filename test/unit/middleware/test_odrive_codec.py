@@ -209,6 +209,8 @@ def test_sim_gets_answer_rtr_and_dlc0_only(axis):
     assert len(axis.handle_frame(_msg(3, od.CMD_GET_BUS_VOLTAGE_CURRENT), S, 0.0)) == 1
     assert axis.handle_frame(_msg(3, od.CMD_GET_ENCODER_ESTIMATES, bytes(8)), S, 0.0) == []
     assert axis.handle_frame(_msg(4, od.CMD_GET_ENCODER_ESTIMATES), S, 0.0) == []  # another node
+    if axis.version == od.V05:   # Get_Controller_Error: answered to any frame on 0.5.6
+        assert len(axis.handle_frame(_msg(3, 0x1D, bytes(8)), S, 0.0)) == 1
 
 
 def test_sim_estop_and_clear_errors(axis):

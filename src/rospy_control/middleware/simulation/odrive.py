@@ -260,6 +260,9 @@ class SimulatedOdrive(SimulatedDevice):
             return [] if payload is None else [self._message(self._id(cmd), payload)]
         if msg.is_remote_frame:
             return []
+        if cmd == 0x1D and self.version == od.V05:
+            # fw 0.5.6 answers Get_Controller_Error whatever the frame carries
+            return [self._message(self._id(cmd), od.pack_set_axis_state(0) + bytes(4))]
         try:
             self._command(cmd, data, state, now)
         except od.OdriveFrameError:
