@@ -168,3 +168,23 @@ def test_conversation_over_a_python_can_bus(virtual_channel):
     finally:
         host.shutdown()
         dev.shutdown()
+
+
+def test_traffic_per_protocol():
+    from rospy_control.middleware.protocols.wire import Traffic, frame_bits
+    from rospy_control.middleware.units.base import frame_bits as unit_frame_bits
+    for dlc in range(9):
+        for ext in (False, True):
+            assert frame_bits(dlc, ext) == unit_frame_bits(dlc, ext)
+    d = dm.traffic()
+    assert d.bits_per_cycle() == 2 * frame_bits(8) and d.bits_per_second == 0.0
+    assert dm.traffic(dm.MODE_VEL).bits_per_cycle() == frame_bits(4) + frame_bits(8)
+    o = od.traffic(heartbeat_rate=0.1, encoder_rate=0.01)
+    assert o.bits_per_cycle() == frame_bits(8)
+    assert o.bits_per_second == pytest.approx(frame_bits(8) * 110)
+    # cyclic feedback costs bus time whatever the control rate
+    assert o.load(0.0, 1e6) == pytest.approx(frame_bits(8) * 110 / 1e6)
+    assert o.max_rate(1e6) == pytest.approx((1e6 - frame_bits(8) * 110) / frame_bits(8))
+    c = cm.traffic()
+    assert c.bits_per_cycle() == 2 * frame_bits(8, True)
+    assert Traffic((), 10.0).max_rate(1e6) == float("inf")

@@ -49,12 +49,13 @@ from typing import Dict, NamedTuple, Optional, Tuple
 from rospy_control.middleware.protocols import mit
 from rospy_control.middleware.protocols.encodable import check_mit_gains
 from rospy_control.middleware.protocols.mit import MitLimits
+from rospy_control.middleware.protocols.wire import Traffic, frame_bits
 
 __all__ = [
     "PACKET_SET_ORIGIN", "PACKET_SET_MIT", "PACKET_FEEDBACK", "LAYOUT_V3", "LAYOUT_MIT", "ERRORS",
     "CubeMarsV3Scale", "CubeMarsFeedback", "CubeMarsFrameError", "command_id", "feedback_id", "origin_id",
     "split_id", "pack_command", "unpack_command", "pack_set_origin", "pack_feedback", "unpack_feedback",
-    "error_name", "check_gains_encodable",
+    "error_name", "check_gains_encodable", "traffic",
 ]
 
 PACKET_SET_ORIGIN = 5
@@ -225,3 +226,9 @@ def check_gains_encodable(kp: float, kd: float, limits: MitLimits, unit_name: Op
     """:raises EncodableRangeError: a gain outside the MIT frame's kp/kd range."""
     check_mit_gains(kp, kd, (limits.kp_min, limits.kp_max), (limits.kd_min, limits.kd_max),
                     "CubeMars V3 MIT mode", unit_name)
+
+
+def traffic(upload_rate: float = 0.0) -> Traffic:
+    """One 8-byte MIT command and its 8-byte feedback per control cycle (29-bit ids), plus a periodic
+    feedback upload if the motor is configured for one (period in s, 0 = none)."""
+    return Traffic(((8, True), (8, True)), frame_bits(8, True) / upload_rate if upload_rate > 0.0 else 0.0)

@@ -59,6 +59,7 @@ from rospy_control.middleware.protocols.encodable import (
     EncodableRangeError, check_encodable, check_mit_gains,
 )
 from rospy_control.middleware.protocols.mit import MitLimits
+from rospy_control.middleware.protocols.wire import Traffic
 
 __all__ = [
     "DamiaoRanges", "DamiaoReply", "RegisterReply", "DamiaoFrameError", "RangesMismatchError",
@@ -74,7 +75,7 @@ __all__ = [
     "decode_register_value", "timeout_to_register", "register_to_timeout", "check_mit_gains_encodable",
     "check_ranges_encodable", "check_timeout_encodable", "check_force_pos_encodable",
     "FORCE_POS_VELOCITY_RANGE", "FORCE_POS_CURRENT_RANGE", "OTHER_STATES", "check_ranges_match",
-    "split_command_id",
+    "split_command_id", "traffic",
 ]
 
 # -- modes and ids ---------------------------------------------------------------------------------
@@ -494,3 +495,9 @@ def check_ranges_match(motor: str, configured: DamiaoRanges, read: Dict[int, flo
 
 
 _RID_OF = {"PMAX": RID_PMAX, "VMAX": RID_VMAX, "TMAX": RID_TMAX}
+
+
+def traffic(mode: int = MODE_MIT, velocity_dlc: int = 4) -> Traffic:
+    """One command and its 8-byte feedback per control cycle (request/reply, 11-bit ids)."""
+    command_dlc = velocity_dlc if mode == MODE_VEL else 8
+    return Traffic(((command_dlc, False), (8, False)))

@@ -53,6 +53,7 @@ import struct
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from rospy_control.middleware.protocols.encodable import check_encodable
+from rospy_control.middleware.protocols.wire import Traffic, frame_bits
 
 __all__ = [
     "V05", "V06", "VERSIONS", "parse_version", "COMMANDS", "COMMON_COMMANDS", "command_ids",
@@ -76,6 +77,7 @@ __all__ = [
     "unpack_heartbeat", "pack_encoder_estimates", "unpack_encoder_estimates", "pack_float_pair",
     "unpack_float_pair", "pack_get_error", "unpack_get_error", "pack_motor_error", "unpack_motor_error",
     "is_get_request", "GET_COMMANDS", "check_node_id", "check_feedforward_encodable", "StateConfirmation",
+    "traffic",
 ]
 
 V05 = "0.5"
@@ -538,3 +540,13 @@ def check_feedforward_encodable(attribute: str, value: float, unit_name: Optiona
     """
     return check_encodable(attribute, value, -FF_LIMIT, FF_LIMIT, "ODrive Set_Input_Pos (int16 x 0.001)",
                            unit_name, units)
+
+
+def traffic(heartbeat_rate: float = 0.1, encoder_rate: float = 0.01, command_dlc: int = 8,
+            extra_cyclic: Tuple[float, ...] = ()) -> Traffic:
+    """One command per control cycle (Set_Input_Pos/Vel: 8 bytes, Set_Input_Torque: 4) and the
+    axis's cyclic heartbeat and encoder estimates (periods in s, 0 = off) plus any ``extra_cyclic``
+    8-byte messages (their periods), whatever the control rate."""
+    per_second = sum(frame_bits(8) / period for period in (heartbeat_rate, encoder_rate) + tuple(extra_cyclic)
+                     if period > 0.0)
+    return Traffic(((command_dlc, False),), per_second)
