@@ -114,6 +114,13 @@ def test_force_position_frame():
         dm.check_force_pos_encodable(250.0, 0.5)
 
 
+def test_reply_key_demultiplexes_a_shared_master_id():
+    assert dm.reply_key(dm.pack_reply(0x03, 1, 0, 0, 0, DM4310)) == 3
+    assert dm.reply_key(dm.pack_reply(0x13, 0xB, 0, 0, 0, DM4310)) == 3
+    assert dm.reply_key(dm.pack_register_reply(0x05, dm.REG_READ, dm.RID_PMAX, 12.5)) == 5
+    assert dm.reply_key(b"") is None
+
+
 def test_split_command_id():
     assert dm.split_command_id(0x205) == (dm.MODE_VEL, 5)
     assert dm.split_command_id(0x07) == (dm.MODE_MIT, 7)

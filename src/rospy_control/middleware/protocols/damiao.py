@@ -75,7 +75,7 @@ __all__ = [
     "decode_register_value", "timeout_to_register", "register_to_timeout", "check_mit_gains_encodable",
     "check_ranges_encodable", "check_timeout_encodable", "check_force_pos_encodable",
     "FORCE_POS_VELOCITY_RANGE", "FORCE_POS_CURRENT_RANGE", "OTHER_STATES", "check_ranges_match",
-    "split_command_id", "traffic",
+    "split_command_id", "traffic", "reply_key",
 ]
 
 # -- modes and ids ---------------------------------------------------------------------------------
@@ -350,6 +350,13 @@ def unpack_reply(data: bytes, ranges: DamiaoRanges) -> DamiaoReply:
         mit.uint_to_float(x >> 4, lim.v_min, lim.v_max, 12),
         mit.uint_to_float(((x & 0xF) << 8) | tl, lim.t_min, lim.t_max, 12),
         float(t_mos), float(t_rotor))
+
+
+def reply_key(data) -> Optional[int]:
+    """Which motor a frame on a master id shared by several motors comes from: the low nibble of
+    byte 0 (the slave id's low 4 bits, in feedback and register replies alike), None for an empty
+    frame.  Motors sharing a master id therefore need slave ids that differ in their low nibble."""
+    return data[0] & 0xF if len(data) else None
 
 
 # -- registers -------------------------------------------------------------------------------------
