@@ -13,7 +13,7 @@ its master id (MST_ID, register 7)::
 
     slave_id            MIT command (8 bytes, MIT packing) and the special frames
     0x100 + slave_id    position-velocity: <f position rad, <f velocity limit rad/s  (8 bytes)
-    0x200 + slave_id    velocity: <f velocity rad/s  (4 bytes per the manual; 8 accepted)
+    0x200 + slave_id    velocity: <f velocity rad/s  (4 bytes; the simulated motor also accepts 8)
     0x300 + slave_id    force-position: <f position, <H velocity x100, <H current ratio x10000
     0x7FF               registers: [id_lo, id_hi, cmd, rid, d0..d3] (all motors share this id)
 
@@ -32,7 +32,8 @@ current position as zero, ``FB`` clear error.  ``FB`` is from the manual and dam
 
 State (the manual's ERR field): 0 disabled, 1 enabled, 8 over-voltage, 9 under-voltage,
 0xA over-current, 0xB MOS over-temperature, 0xC coil over-temperature, 0xD communication loss,
-0xE overload (:data:`FAULTS`, named as the manual names them).  A fault disables the output; it is
+0xE overload (:data:`FAULTS`, named as the manual names them; the manual's PDF was not at hand, the
+codes and names are those several implementations of it agree on).  A fault disables the output; it is
 cleared with the ``FB`` frame.
 
 **Registers** through id 0x7FF: ``0x33`` read, ``0x55`` write (value little-endian, float32 or uint32
@@ -285,7 +286,7 @@ def unpack_pos_vel(data: bytes) -> Tuple[float, float]:
 
 
 def pack_vel(velocity: float, dlc: int = 4) -> bytes:
-    """Velocity command (rad/s): DLC 4 as in the manual; ``dlc=8`` zero-pads like DM_Control_Python."""
+    """Velocity command (rad/s): DLC 4, the payload's length; ``dlc=8`` zero-pads like DM_Control_Python."""
     if dlc not in (4, 8):
         raise ValueError(f"DaMiao velocity command DLC must be 4 or 8, got {dlc}")
     return _F.pack(velocity) + bytes(dlc - 4)
