@@ -15,8 +15,8 @@ Documents followed:
   ``odrive-cansimple-0.6.10.dbc`` as the project's protocol facts summarise them, ODrive's CAN
   examples (odriverobotics/ODriveResources ``examples/can_simple.py``, ``can_watchdog.py``:
   Set_Axis_State as ``<I``, heartbeat ``<IBBB``, the watchdog fed by re-sending the setpoint), and the
-  ``ODriveError`` bits of ``odrive_enums.h`` as several projects copy them.  Unverified: the names of
-  procedure results 4-15 and of axis state 14, from ODrive's 0.6 enums as remembered.
+  ``ODriveError`` bits, ``ProcedureResult`` and ``AxisState`` values of ``odrive_enums.h`` as
+  several projects copy them (consistently).
 
 **Ids**: ``node_id << 5 | cmd_id`` (11 bit, node 0..0x3F, cmd 0..0x1F); every *axis* is a node; all
 payloads little-endian.  Commands whose meaning differs between the lines are in :data:`COMMANDS`.
