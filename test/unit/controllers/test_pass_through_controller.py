@@ -375,3 +375,24 @@ def test_tolerance_entries_reach_every_joint(rig):
     rig.run(0.5, until=goal.is_done)
     assert goal.get_goal_status() == GoalStatus.ABORTED
     assert goal.get_result().error_string.startswith("j3 path error")
+
+
+def test_command_refused_by_the_device_is_logged_and_nothing_moves(rig, caplog):
+    rig.device.refuse_reason = "axes not homed"
+    rig.publish(traj(J3, [pt(TARGET, 0.4)]))
+    assert any("device 'arm_board' refused the trajectory: axes not homed" in r.getMessage()
+               for r in caplog.records)
+    rig.run(0.6)
+    assert rig.positions() == pytest.approx([0.0, 0.0, 0.0])
+    assert rig.device.executing is None
+
+
+def test_load_time_parameters_are_checked():
+    r = PtRig()
+    try:
+        r.configure("arm", PT_TYPE, **pt_params(device_ack_timeout=0.0))
+        result = r.cm.load_controller("arm")
+        assert not result.ok
+        assert "device_ack_timeout" in result.message and "> 0" in result.message
+    finally:
+        r.shutdown()
