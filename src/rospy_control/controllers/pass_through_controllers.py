@@ -187,6 +187,8 @@ class JointTrajectoryController(Controller):
     DEFAULT_FEEDBACK_TIMEOUT = 1.0
     DEFAULT_DONE_TIMEOUT = 0.25
     DEFAULT_CANCEL_TIMEOUT = 2.0
+    #: Longest feedback age (s) bridged by extrapolating with the feedback's velocities.
+    MAX_EXTRAPOLATION = 0.1
 
     # ------------------------------------------------------------------------------ init
     def init(self, hw, root_nh, controller_nh) -> bool:
@@ -347,12 +349,17 @@ class JointTrajectoryController(Controller):
 
     # ------------------------------------------------------------------------------ life cycle (loop)
     def _actual(self) -> Tuple[List[float], List[float]]:
+        """Actual state now: the latest feedback, moved on by its velocities for its age (at most
+        :attr:`MAX_EXTRAPOLATION`), so a sample that is a few ms old does not read as a path error."""
         fb = self.device.latest_feedback()
         if fb is None:
             return [h.get_position() for h in self.handles], [h.get_velocity() for h in self.handles]
-        return [fb.positions[i] for i in self._device_index], [fb.velocities[i] for i in self._device_index]
+        vel = [fb.velocities[i] for i in self._device_index]
+        age = min(max(self._time - fb.stamp, 0.0), self.MAX_EXTRAPOLATION)
+        return [fb.positions[i] + v * age for i, v in zip(self._device_index, vel)], vel
 
     def starting(self, time: float) -> None:
+        self._time = float(time)
         pos, vel = self._actual()
         self.executor.start(time, pos, vel)
         self.executor.poll_events()  # a restart's leftovers concern goals already answered

@@ -19,6 +19,7 @@ Injectable behaviour (attributes, change them at any time):
 * ``ignore_cancel``: never act on (nor confirm) a cancel;
 * ``hold_done_report``: finish a trajectory but keep its "succeeded" report back until cleared (a
   slow link);
+* ``feedback_delay`` (0.0 s): feedback describes the device as it was this long ago (link latency);
 * ``speed`` (1.0): rate of the device's execution clock (< 1: it runs behind the plan, overruns);
 * ``offsets``: joint -> position error added to the actual position (tracking error);
 * :meth:`FakeTrajectoryDevice.inject_fault`: abort the goal ``after`` seconds into it, naming a joint.
@@ -66,6 +67,8 @@ class FakeTrajectoryDevice(TrajectoryDevice):
         self.hold_done_report = False
         self._done_pending: Optional[int] = None
         self.speed = 1.0
+        self.feedback_delay = 0.0
+        self._history: Deque[TrajectoryFeedback] = deque()
         self.offsets: Dict[str, float] = {}
         self.requests: List[TrajectoryRequest] = []   # everything received, in order
         self.cancels: List[int] = []                   # goal ids asked to cancel, in order
@@ -143,11 +146,15 @@ class FakeTrajectoryDevice(TrajectoryDevice):
             positions[j] += self.offsets.get(name, 0.0)
         self.positions = positions
         self.velocities = v.tolist()
-        if not self.silent:
-            state = "idle" if self._goal is None else ("decelerating" if self._ending else "executing")
-            self.publish_feedback(TrajectoryFeedback(
-                time, list(positions), v.tolist(), self._goal,
-                None if self._goal is None else clock - self._goal_start, p.tolist(), state))
+        state = "idle" if self._goal is None else ("decelerating" if self._ending else "executing")
+        history = self._history
+        along = None if self._goal is None else clock - self._goal_start
+        history.append(TrajectoryFeedback(time, list(positions), v.tolist(), self._goal, along, p.tolist(),
+                                          state))
+        while len(history) > 1 and history[1].stamp <= time - self.feedback_delay + 1e-9:
+            history.popleft()
+        if not self.silent and history[0].stamp <= time - self.feedback_delay + 1e-9:
+            self.publish_feedback(history[0])
 
     def _take_requests(self, time: float) -> None:
         inbox = self._inbox

@@ -396,3 +396,24 @@ def test_load_time_parameters_are_checked():
         assert "device_ack_timeout" in result.message and "> 0" in result.message
     finally:
         r.shutdown()
+
+
+@pytest.mark.parametrize("extrapolate", [True, False])
+def test_old_feedback_is_extrapolated_to_now(extrapolate, monkeypatch):
+    """A link 50 ms behind: without extrapolation the lag reads as a path error."""
+    if not extrapolate:
+        monkeypatch.setattr(JointTrajectoryController, "MAX_EXTRAPOLATION", 0.0)
+    r = PtRig()
+    try:
+        r.start()
+        r.device.feedback_delay = 0.05
+        r.run(0.1)
+        goal = r.client().send_goal(move([0.6, -0.6, 0.6], t=0.6, path={j: 0.03 for j in J3}))
+        r.run(2.0, until=goal.is_done)
+        if extrapolate:
+            assert goal.get_goal_status() == GoalStatus.SUCCEEDED
+        else:
+            assert goal.get_goal_status() == GoalStatus.ABORTED
+            assert goal.get_result().error_code == R.PATH_TOLERANCE_VIOLATED
+    finally:
+        r.shutdown()
