@@ -27,7 +27,8 @@ Parameters: those of the joint_trajectory_controller (``joints``, ``constraints/
 Topics, service, action (controller namespace): ``command``, ``state``, ``query_state``,
 ``follow_joint_trajectory``, as the joint_trajectory_controller.  ``state`` and the action feedback:
 desired = the plan (the trajectory as the controller merged it, sampled at the current time), actual
-= the device's latest feedback, error = desired - actual.
+= the device's latest feedback moved on by its velocities for its age (at most
+:attr:`JointTrajectoryController.MAX_EXTRAPOLATION`), error = desired - actual.
 
 Semantics (differences from the joint_trajectory_controller in **bold**)
 ------------------------------------------------------------------------
