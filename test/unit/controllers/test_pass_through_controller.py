@@ -417,3 +417,19 @@ def test_old_feedback_is_extrapolated_to_now(extrapolate, monkeypatch):
             assert goal.get_result().error_code == R.PATH_TOLERANCE_VIOLATED
     finally:
         r.shutdown()
+
+
+def test_replacement_stamped_in_the_future_is_spliced_at_its_start(rig):
+    first = rig.client().send_goal(move([0.6, 0.6, 0.6], t=1.0))
+    rig.run(0.2)
+    start = rig.t + 0.3
+    second = rig.client().send_goal(fjt_goal(traj(J3, [pt([0.0, 0.0, 0.0], 0.5, [0.0] * 3)], stamp=start)))
+    request = rig.device.requests[-1]
+    assert request.start_time == pytest.approx(start) and request.replaces == rig.device.requests[-2].goal_id
+    before = rig.positions()[0]
+    rig.run(0.25)
+    assert rig.positions()[0] > before + 0.05  # the first trajectory goes on until the splice
+    rig.run(2.0, until=second.is_done)
+    assert first.get_goal_status() == GoalStatus.PREEMPTED
+    assert second.get_goal_status() == GoalStatus.SUCCEEDED  # plan and device agreed all along
+    assert rig.positions() == pytest.approx([0.0, 0.0, 0.0], abs=1e-6)
