@@ -151,7 +151,7 @@ class PigpioBackend(PulseBackend):  # pragma: no cover - needs a Raspberry Pi wi
 
     def __init__(self, axes: Sequence[AxisConfig], host: str = "localhost") -> None:
         super().__init__(axes)
-        import pigpio   # lazily: only on a Pi
+        import pigpio  # type: ignore  # lazily: only on a Pi
         self._pigpio = pigpio
         self.pi = pigpio.pi(host)
         if not self.pi.connected:
@@ -192,6 +192,7 @@ class PigpioBackend(PulseBackend):  # pragma: no cover - needs a Raspberry Pi wi
 
     def emit(self, axis: int, times: np.ndarray, dirs: np.ndarray) -> None:
         a = self.axes[axis]
+        assert a.step_pin is not None and a.dir_pin is not None
         level = self._dir_level.get(axis, 0)
         for t, d in zip(times.tolist(), dirs.tolist()):
             want = 1 if d * a.direction > 0 else 0
@@ -232,8 +233,9 @@ class PigpioBackend(PulseBackend):  # pragma: no cover - needs a Raspberry Pi wi
         state = self._encoders.get(axis)
         if state is None:
             return None
-        a = self.axes[axis]
-        return state[0] / (a.encoder.counts_per_unit * a.direction)
+        enc = self.axes[axis].encoder
+        assert enc is not None
+        return state[0] / (enc.counts_per_unit * self.axes[axis].direction)
 
     def close(self) -> None:
         self.pi.wave_tx_stop()

@@ -91,7 +91,8 @@ class BoardConfig:
             for key in ("steps_per_unit", "max_velocity", "max_acceleration", "max_step_rate"):
                 value = getattr(a, key)
                 if not (math.isfinite(value) and value != 0 and (key == "steps_per_unit" or value > 0)):
-                    raise ConfigError(f"axis {a.name!r}: {key} = {value!r}; expected a finite positive number", src)
+                    raise ConfigError(f"axis {a.name!r}: {key} = {value!r}; expected a finite positive "
+                                      f"number", src)
             if a.direction not in (1, -1):
                 raise ConfigError(f"axis {a.name!r}: direction = {a.direction!r}; expected 1 or -1", src)
         for key in ("heartbeat_timeout", "feedback_rate"):

@@ -94,7 +94,8 @@ class BoardCore:
         self.stopping: Optional[Tuple[int, int, int, str, float]] = None   # goal, result, code, text, t_end
         self.fault: Optional[Tuple[int, str, str]] = None                  # code, text, axis
         self.last_host = t0
-        self.events: List[tuple] = []          # ("goal_done", id, result, code, text, t) / ("fault", code, text, axis, t)
+        # ("goal_done", id, result, code, text, t) / ("fault", code, text, axis, t)
+        self.events: List[tuple] = []
         self.late_chunks = 0                   # pulses computed after their time had passed (server)
 
     # ---- plan helpers ----------------------------------------------------------------------------
@@ -133,7 +134,8 @@ class BoardCore:
         return f"board {self.config.name!r}, axis {self.config.axes[axis].name!r}"
 
     def check_segments(self, segs: Sequence[Segment], goal_id: int, origin: float = 0.0,
-                       v_before: Optional[np.ndarray] = None, v_after_end: Optional[np.ndarray] = None) -> None:
+                       v_before: Optional[np.ndarray] = None,
+                       v_after_end: Optional[np.ndarray] = None) -> None:
         """Raise :class:`Nack` (LIMIT_VIOLATION) if a segment leaves an axis's limits.
 
         ``origin`` turns segment times into the goal's time for the message; ``v_before`` is the
@@ -154,11 +156,13 @@ class BoardCore:
                 tk = taus[k] - origin
                 rate = vmax * abs(ax.steps_per_unit)
                 if rate > ax.max_step_rate * (1 + _LIMIT_SLACK):
-                    raise Nack(LIMIT_VIOLATION, f"{self._where(i)}: step rate {rate:.0f} pulses/s at t={tk:.3f} s "
+                    raise Nack(LIMIT_VIOLATION, f"{self._where(i)}: step rate {rate:.0f} pulses/s at "
+                                                f"t={tk:.3f} s "
                                f"of goal {goal_id} exceeds max_step_rate {ax.max_step_rate:.0f} pulses/s "
                                f"({vmax:.4g} {ax.unit}/s)")
                 if vmax > ax.max_velocity * (1 + _LIMIT_SLACK):
-                    raise Nack(LIMIT_VIOLATION, f"{self._where(i)}: velocity {vmax:.4g} {ax.unit}/s at t={tk:.3f} s "
+                    raise Nack(LIMIT_VIOLATION, f"{self._where(i)}: velocity {vmax:.4g} {ax.unit}/s at "
+                                                f"t={tk:.3f} s "
                                f"of goal {goal_id} exceeds max_velocity {ax.max_velocity:.4g} {ax.unit}/s")
                 amax = np.max(np.abs(a[i]))
                 if amax > ax.max_acceleration * (1 + _LIMIT_SLACK):
@@ -196,12 +200,14 @@ class BoardCore:
                 if arr is None:
                     continue
                 if arr.shape != (self.n,):
-                    raise Nack(INVALID_TRAJECTORY, f"{where}: {arr.size} {label}; the board has {self.n} axes "
+                    raise Nack(INVALID_TRAJECTORY, f"{where}: {arr.size} {label}; the board has {self.n} "
+                                                   f"axes "
                                f"({', '.join(a.name for a in self.config.axes)})")
                 if not np.all(np.isfinite(arr)):
                     raise Nack(INVALID_TRAJECTORY, f"{where}: {label} hold NaN or infinity")
             if not math.isfinite(pt.t) or pt.t < 0:
-                raise Nack(INVALID_TRAJECTORY, f"{where}: time_frome_start {pt.t!r} is not a finite time >= 0")
+                raise Nack(INVALID_TRAJECTORY, f"{where}: time_frome_start {pt.t!r} is not a finite time "
+                                               f">= 0")
             if pt.t <= t_prev:
                 raise Nack(INVALID_TRAJECTORY, f"{where}: time_frome_start {pt.t:.6f} s does not increase "
                            f"(previous {t_prev:.6f} s)")
@@ -220,7 +226,8 @@ class BoardCore:
     def buffer_free(self, now: float) -> int:
         return max(0, self.config.buffer_capacity - self.buffer_fill(now))
 
-    def add_segment(self, goal_id: int, index: int, points: Sequence[TrajPoint], last: bool, now: float) -> None:
+    def add_segment(self, goal_id: int, index: int, points: Sequence[TrajPoint], last: bool,
+                    now: float) -> None:
         """A streamed piece of a goal (Nack on refusal; a refused piece changes nothing)."""
         if self.fault is not None:
             raise Nack(FAULTED, f"board {self.config.name!r} holds fault {self.fault[0]} ({self.fault[1]}); "
@@ -232,11 +239,13 @@ class BoardCore:
             if goal is not None:
                 raise Nack(UNKNOWN_GOAL, f"board {self.config.name!r}: goal {goal_id} is finished")
             if index != 0:
-                raise Nack(OUT_OF_ORDER, f"board {self.config.name!r}: segment {index} of goal {goal_id} arrived "
+                raise Nack(OUT_OF_ORDER, f"board {self.config.name!r}: segment {index} of goal {goal_id} "
+                                         f"arrived "
                            "before its segment 0 (out of order); nothing of it executes")
             goal = Goal(goal_id)
         elif index != goal.next_index:
-            raise Nack(OUT_OF_ORDER, f"board {self.config.name!r}: segment {index} of goal {goal_id} is out of "
+            raise Nack(OUT_OF_ORDER, f"board {self.config.name!r}: segment {index} of goal {goal_id} is "
+                                     f"out of "
                        f"order: expected {goal.next_index}")
         elif goal.last:
             raise Nack(OUT_OF_ORDER, f"board {self.config.name!r}: segment {index} of goal {goal_id} follows "
@@ -250,7 +259,8 @@ class BoardCore:
         if new_goal and self.pending is not None:
             fill -= len(self.pending.points)        # a new unstarted goal replaces the unstarted one
         if fill + len(points) > self.config.buffer_capacity:
-            raise Nack(BUFFER_FULL, f"board {self.config.name!r}: {len(points)} more points of goal {goal_id} "
+            raise Nack(BUFFER_FULL, f"board {self.config.name!r}: {len(points)} more points of goal "
+                                    f"{goal_id} "
                        f"would hold {fill + len(points)} points; buffer_capacity is "
                        f"{self.config.buffer_capacity} (wait for the window)")
         # the segments between consecutive points, in the goal's own time
@@ -296,7 +306,8 @@ class BoardCore:
         """Start (or splice in) a goal; returns the board time it takes over.  Nack on refusal."""
         name = self.config.name
         if self.fault is not None:
-            raise Nack(FAULTED, f"board {name!r} holds fault {self.fault[0]} ({self.fault[1]}); reset faults first")
+            raise Nack(FAULTED, f"board {name!r} holds fault {self.fault[0]} ({self.fault[1]}); reset "
+                                f"faults first")
         goal = self.pending
         if goal is None or goal.goal_id != goal_id:
             raise Nack(UNKNOWN_GOAL, f"board {name!r}: goal {goal_id} has no segment waiting to start")
@@ -309,19 +320,22 @@ class BoardCore:
             diff = np.abs(pts[0].p - p)
             i = int(np.argmax(diff))
             if diff[i] > self.config.start_tolerance:
-                raise Nack(START_MISMATCH, f"{self._where(i)}: goal {goal_id} starts at {pts[0].p[i]:.5g} but the "
+                raise Nack(START_MISMATCH, f"{self._where(i)}: goal {goal_id} starts at {pts[0].p[i]:.5g} "
+                                           f"but the "
                            f"axis is at {p[i]:.5g} (start_tolerance {self.config.start_tolerance:.4g})")
         k = 0
         while k < len(pts) and origin + pts[k].t <= ts + _MIN_LEAD_IN:
             k += 1
         if k == len(pts):
             if not goal.last:
-                raise Nack(INVALID_TRAJECTORY, f"board {name!r}: goal {goal_id} has no point after its start time "
+                raise Nack(INVALID_TRAJECTORY, f"board {name!r}: goal {goal_id} has no point after its "
+                                               f"start time "
                            "yet; send more segments before Start")
             if not moving and np.max(np.abs(pts[-1].p - p)) <= self.config.start_tolerance:
                 lead: List[Segment] = []
             else:
-                raise Nack(INVALID_TRAJECTORY, f"board {name!r}: every point of goal {goal_id} lies before its "
+                raise Nack(INVALID_TRAJECTORY, f"board {name!r}: every point of goal {goal_id} lies before "
+                                               f"its "
                            f"start ({(ts - origin):.3f} s into it)")
         else:
             target = pts[k]
@@ -331,7 +345,8 @@ class BoardCore:
             self.check_segments(segs, goal_id, origin, v, np.zeros(self.n) if goal.last else None)
         # accepted: splice
         if self.active is not None:
-            self._done(self.active.goal_id, PREEMPTED, OK, f"replaced by goal {goal_id} at board time {ts:.6f} s", now)
+            self._done(self.active.goal_id, PREEMPTED, OK, f"replaced by goal {goal_id} at board time "
+                                                           f"{ts:.6f} s", now)
         if self.stopping is not None:
             gid, result, code, text, _ = self.stopping
             self._done(gid, result, code, text, now)
@@ -383,7 +398,8 @@ class BoardCore:
             self.pending = None
         return t_end
 
-    def raise_fault(self, code: int, text: str, now: float, axis: str = "", t_from: Optional[float] = None) -> None:
+    def raise_fault(self, code: int, text: str, now: float, axis: str = "",
+                    t_from: Optional[float] = None) -> None:
         """Latch a fault: ramp every axis to a stop and abort the goal with the code."""
         if self.fault is not None:
             return
@@ -406,7 +422,8 @@ class BoardCore:
 
     def host_disconnected(self, now: float) -> None:
         if self.active is not None or self.pending is not None:
-            self.raise_fault(CONNECTION_LOST, "connection to the host lost during a goal; ramped to a stop", now)
+            self.raise_fault(CONNECTION_LOST, "connection to the host lost during a goal; ramped to a stop",
+                             now)
 
     def _done(self, goal_id: int, result: int, code: int, text: str, now: float) -> None:
         self.goals.pop(goal_id, None)
@@ -455,7 +472,8 @@ class BoardCore:
         # a streamed goal whose points ran out: underrun, ramp to a stop from where the points end
         if self.active is not None and not self.active.last and self.plan[-1].t1 < t_to:
             t_end = self.plan[-1].t1
-            self.raise_fault(BUFFER_UNDERRUN, f"goal {self.active.goal_id}: trajectory points ran out at board "
+            self.raise_fault(BUFFER_UNDERRUN, f"goal {self.active.goal_id}: trajectory points ran out at "
+                                              f"board "
                              f"time {t_end:.6f} s before its last segment arrived; ramped to a stop",
                              t_end, t_from=max(t_end, self.t_done))
         ta = self.t_done

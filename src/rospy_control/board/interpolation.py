@@ -8,7 +8,7 @@ velocities) or a straight line (positions only), as joint_trajectory_controller 
 from __future__ import annotations
 
 import math
-from typing import List, Optional, Sequence
+from typing import Any, List
 
 import numpy as np
 
@@ -53,8 +53,7 @@ class Segment:
         return self.eval(t, 0), self.eval(t, 1), self.eval(t, 2)
 
 
-def hermite(t0: float, t1: float, p0, v0, a0, p1, v1: Optional[Sequence[float]],
-            a1: Optional[Sequence[float]]) -> Segment:
+def hermite(t0: float, t1: float, p0, v0, a0, p1, v1: Any, a1: Any) -> Segment:
     """The segment from state (p0, v0, a0) at t0 to point (p1, v1, a1) at t1.
 
     Quintic when the target has velocities and accelerations, cubic when it has velocities,

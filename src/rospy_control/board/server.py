@@ -197,7 +197,8 @@ class BoardServer:
                 return
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             target = self._serve_full if self.protocol == "full" else self._serve_seed
-            th = threading.Thread(target=target, args=(conn, f"{peer[0]}:{peer[1]}"), name="board-conn", daemon=True)
+            th = threading.Thread(target=target, args=(conn, f"{peer[0]}:{peer[1]}"), name="board-conn",
+                                  daemon=True)
             th.start()
             self._threads = [t for t in self._threads if t.is_alive()] + [th]
 
@@ -338,8 +339,10 @@ class BoardServer:
                 return
             (size,) = struct.unpack("<i", head)
             if size <= 0 or size > wire.SEED_MAX_BYTES:
-                self._error(f"board {name!r} (seed protocol): {peer} announces {size} bytes; the buffer holds "
-                            f"{wire.SEED_MAX_BYTES} (buffer is not enough to hold the data); nothing executes")
+                self._error(f"board {name!r} (seed protocol): {peer} announces {size} bytes; the buffer "
+                            f"holds "
+                            f"{wire.SEED_MAX_BYTES} (buffer is not enough to hold the data); nothing "
+                            f"executes")
                 return
             try:
                 payload = wire.recv_exact(conn, size, f"trajectory of {size} bytes from {peer}")

@@ -61,8 +61,11 @@ def proto_dirs() -> List[str]:
     env = os.environ.get("RC_DOWNLINK_PROTO_DIR")
     if env:
         dirs.append(env)
-    dirs.append(os.path.normpath(os.path.join(here, "..", "..", "..", "proto")))   # repo/src/rospy_control/downlink
-    for prefix in [sys.prefix, "/usr", "/opt/ros/noetic"] + os.environ.get("CMAKE_PREFIX_PATH", "").split(os.pathsep):
+    # a source tree: <repo>/src/rospy_control/downlink -> <repo>/proto
+    dirs.append(os.path.normpath(os.path.join(here, "..", "..", "..", "proto")))
+    prefixes = [sys.prefix, "/usr", "/opt/ros/noetic"]
+    prefixes += os.environ.get("CMAKE_PREFIX_PATH", "").split(os.pathsep)
+    for prefix in prefixes:
         if prefix:
             dirs.append(os.path.join(prefix, "share", "rospy_control", "proto"))
     return dirs
@@ -108,7 +111,8 @@ def _cached_generation() -> ModuleType:
         digest = hashlib.sha256(f.read()).hexdigest()[:16]
     protoc = shutil.which("protoc") or "protoc"
     try:
-        version = subprocess.run([protoc, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+        version = subprocess.run([protoc, "--version"], capture_output=True, text=True,
+                                 timeout=30).stdout.strip()
     except OSError:
         version = "none"
     key = hashlib.sha256(f"{digest} {version}".encode()).hexdigest()[:16]

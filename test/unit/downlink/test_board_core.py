@@ -197,7 +197,8 @@ def test_underrun_ramps_to_a_stop_and_aborts():
 
 
 def test_cancel_decelerates_within_the_limits():
-    cfg = BoardConfig([AxisConfig("a", SPR, max_acceleration=4.0), AxisConfig("b", SPR, max_acceleration=8.0)])
+    cfg = BoardConfig([AxisConfig("a", SPR, max_acceleration=4.0),
+                       AxisConfig("b", SPR, max_acceleration=8.0)])
     backend = SimBackend(cfg.axes)
     core = BoardCore(cfg, backend, t0=1.0)
     core.add_segment(1, 0, min_jerk([0, 0], [2.0, -2.0], 4.0, n=41), True, 1.0)
