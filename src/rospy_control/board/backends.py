@@ -110,13 +110,13 @@ class SimBackend(PulseBackend):
 
 def waveform_pulses(events: Sequence[Tuple[float, int, int]], t_start: float, step_high_us: int = 5,
                     dir_setup_us: int = 5) -> List[Tuple[int, int, int]]:
-    """pigpio waveform entries (gpio_on_mask, gpio_off_mask, delay_us) for pulses in one chunk.
+    """pigpio waveform entries (gpio_on_mask, gpio_off_mask, delay_us) for the pulses of one chunk.
 
-    ``events``: (board time s, step pin, dir pin level as +1/-1 with dir pin in bits above 8)...
-    here simplified to (time, step_mask, dir_mask_high | dir_mask_low << 32).  Each pulse raises
-    its step pin for ``step_high_us``; direction pins change ``dir_setup_us`` before a step.
-    Times are rounded to whole microseconds (pigpio's resolution); the rounding is not carried over
-    from chunk to chunk because every time is absolute.
+    ``events``: (board time s, step pin mask, direction masks) with the direction masks packed as
+    ``pins_to_set | pins_to_clear << 32`` (0 when the direction does not change).  Each pulse
+    raises its step pin for ``step_high_us``; a direction change comes ``dir_setup_us`` before the
+    step.  Times are rounded to whole microseconds (pigpio's resolution) from ``t_start``, the
+    chunk's start; every time is absolute, so rounding does not accumulate from chunk to chunk.
     """
     out: List[Tuple[int, int, int]] = []
     now_us = 0
