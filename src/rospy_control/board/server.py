@@ -76,7 +76,7 @@ class BoardServer:
         self._threads: List[threading.Thread] = []
         self.errors: List[str] = []          # every protocol error seen (also logged)
         self._seed_goal = 0
-        self._last_feedback = 0.0
+        self._next_feedback = 0.0
         self.first_pulse_time: Optional[float] = None
 
     # ---- life cycle ------------------------------------------------------------------------------
@@ -139,8 +139,9 @@ class BoardServer:
                 if self.protocol == "full":
                     for ev in events:
                         out.append(self._event_envelope(ev))
-                    if now - self._last_feedback >= period * 0.999:
-                        self._last_feedback = now
+                    # on a fixed grid of the board's clock: a late cycle is made up, not accumulated
+                    if now >= self._next_feedback:
+                        self._next_feedback = max(self._next_feedback + period, now - period)
                         out.append(self._feedback_envelope(now))
                 else:
                     for ev in events:

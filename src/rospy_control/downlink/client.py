@@ -158,6 +158,7 @@ class BoardClient:
         self._connected = threading.Event()
         self.faults: List[Tuple[str, str, str]] = []        # (code, text, axis)
         self.fault_callbacks: List[Callable[[str, str, str], None]] = []
+        self.feedback_callbacks: List[Callable[[Feedback], None]] = []     # called in the reader thread
         self._validator: Optional[BoardCore] = None
         self.last_error = ""
 
@@ -310,6 +311,11 @@ class BoardClient:
                 self._feedback_times.append(now)
                 if len(self._feedback_times) > 1000:
                     del self._feedback_times[:500]
+            for cb in list(self.feedback_callbacks):
+                try:
+                    cb(fb)
+                except Exception:     # a faulty callback must not stop the reader
+                    log.exception("feedback callback failed")
         elif kind == "goal_done":
             gd = env.goal_done
             pb = wire.pb()
