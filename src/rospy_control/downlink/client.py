@@ -492,16 +492,21 @@ class BoardClient:
                     del self._handles[gid]
         cap = self.hello.buffer_capacity
         first = min(len(ordered), max(1, min(self.chunk_points * 2, cap // 2)))
-        self._send_segment(goal_id, 0, ordered[:first], first == len(ordered))
-        handle.segments_sent = 1
-        env = wire.pb().Envelope()
-        env.start.goal_id = goal_id
-        if stamp > 0:
-            board_start = self.sync.board_time(stamp)
-        else:
-            board_start = self.board_now() + self.start_lead
-        env.start.start_time_us = max(1, int(round(board_start * 1e6)))
-        reply, t_ack = self._request(env)
+        try:
+            self._send_segment(goal_id, 0, ordered[:first], first == len(ordered))
+            handle.segments_sent = 1
+            env = wire.pb().Envelope()
+            env.start.goal_id = goal_id
+            if stamp > 0:
+                board_start = self.sync.board_time(stamp)
+            else:
+                board_start = self.board_now() + self.start_lead
+            env.start.start_time_us = max(1, int(round(board_start * 1e6)))
+            reply, t_ack = self._request(env)
+        except wire.DownlinkError:
+            with self._lock:
+                self._handles.pop(goal_id, None)
+            raise
         handle.start_board_time = reply.ack.time_us * 1e-6
         handle.start_host_time = self.sync.host_time(handle.start_board_time)
         handle.accepted_at = t_ack

@@ -118,9 +118,12 @@ def _cached_generation() -> ModuleType:
     key = hashlib.sha256(f"{digest} {version}".encode()).hexdigest()[:16]
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     target = os.path.join(cache, "rospy_control", f"downlink-{key}")
+    try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+    except OSError:       # no writable home (a service user): a private directory instead
+        target = os.path.join(tempfile.mkdtemp(prefix="rospy_control-"), f"downlink-{key}")
     path = os.path.join(target, "trajectory_downlink_pb2.py")
     if not os.path.isfile(path):
-        os.makedirs(os.path.dirname(target), exist_ok=True)
         tmp = tempfile.mkdtemp(prefix="downlink-", dir=os.path.dirname(target))
         compile_proto(proto, tmp)
         try:
