@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import threading
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -25,6 +25,8 @@ class PulseBackend:
 
     def __init__(self, axes: Sequence[AxisConfig]) -> None:
         self.axes = list(axes)
+        #: the board's clock (s), set by the server; a hardware back-end aligns its output to it
+        self.clock: Optional[Callable[[], float]] = None
 
     def emit(self, axis: int, times: np.ndarray, dirs: np.ndarray) -> None:
         raise NotImplementedError
@@ -149,8 +151,9 @@ class PigpioBackend(PulseBackend):  # pragma: no cover - needs a Raspberry Pi wi
 
     name = "pigpio"
 
-    def __init__(self, axes: Sequence[AxisConfig], host: str = "localhost") -> None:
+    def __init__(self, axes: Sequence[AxisConfig], host: str = "localhost", chunk: float = 0.02) -> None:
         super().__init__(axes)
+        self.chunk = chunk
         import pigpio  # type: ignore  # lazily: only on a Pi
         self._pigpio = pigpio
         self.pi = pigpio.pi(host)
@@ -205,16 +208,29 @@ class PigpioBackend(PulseBackend):  # pragma: no cover - needs a Raspberry Pi wi
         self._dir_level[axis] = level
 
     def flush(self, t_until: float) -> None:
+        """Send the pulses up to ``t_until`` as one waveform once they span ``chunk`` seconds.
+
+        pigpio holds one waveform pending behind the one transmitting (ONE_SHOT_SYNC), so the
+        chunks are long (20 ms) against the executor's 2 ms ticks, and the board runs 50 ms ahead.
+        When nothing is transmitting (the first chunk, or after a gap) the waveform starts with a
+        delay that puts its first entry at its board time, read from ``clock``.
+        """
         pi = self._pigpio
         if self._t_sent is None:
             self._t_sent = t_until
-            self._pending.clear()
+            self._pending.clear()          # before the first flush nothing moved: no pulses
+            return
+        if t_until - self._t_sent < self.chunk:
             return
         entries = waveform_pulses(self._pending, self._t_sent)
         total = sum(e[2] for e in entries)
         span = int(round((t_until - self._t_sent) * 1e6))
         if span > total:
             entries.append((0, 0, span - total))
+        if not self.pi.wave_tx_busy() and self.clock is not None:
+            lead = int(round((self._t_sent - self.clock()) * 1e6))
+            if lead > 0:
+                entries.insert(0, (0, 0, lead))
         self._pending.clear()
         self._t_sent = t_until
         if not entries:

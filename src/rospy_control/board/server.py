@@ -59,6 +59,7 @@ class BoardServer:
         self.backend = backend if backend is not None else SimBackend(config.axes)
         self.protocol = protocol
         self.clock = clock if clock is not None else BoardClock()
+        self.backend.clock = self.clock.now
         self.tick = tick
         self.lookahead = lookahead
         self.lock = threading.RLock()
