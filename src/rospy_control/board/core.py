@@ -89,6 +89,7 @@ class BoardCore:
         self.s_prev = p0 * self.spu
         self.count = np.floor(self.s_prev + 0.5).astype(np.int64)
         self.goals: Dict[int, Goal] = {}
+        self.finished: Deque[int] = deque(maxlen=256)     # ids of recent goals that have ended
         self.active: Optional[Goal] = None
         self.pending: Optional[Goal] = None
         self.stopping: Optional[Tuple[int, int, int, str, float]] = None   # goal, result, code, text, t_end
@@ -216,12 +217,15 @@ class BoardCore:
     # ---- requests --------------------------------------------------------------------------------
 
     def buffer_fill(self, now: float) -> int:
-        fill = 0
+        """Points of the running goal not executed yet (of the waiting one when none runs).
+
+        The window holds ``buffer_capacity`` points of the running goal, and a goal waiting for its
+        Start (a replacement) may hold as many again: starting it drops the running goal's points
+        after the splice, so memory stays bounded by twice the capacity.
+        """
         if self.active is not None:
-            fill += len(self.active.abs_times) - bisect.bisect_right(self.active.abs_times, now)
-        if self.pending is not None:
-            fill += len(self.pending.points)
-        return fill
+            return len(self.active.abs_times) - bisect.bisect_right(self.active.abs_times, now)
+        return len(self.pending.points) if self.pending is not None else 0
 
     def buffer_free(self, now: float) -> int:
         return max(0, self.config.buffer_capacity - self.buffer_fill(now))
@@ -236,8 +240,9 @@ class BoardCore:
             raise Nack(BAD_REQUEST, f"board {self.config.name!r}: goal_id 0 is reserved")
         goal = self.goals.get(goal_id)
         if goal is None or (goal is not self.active and goal is not self.pending):
-            if goal is not None:
-                raise Nack(UNKNOWN_GOAL, f"board {self.config.name!r}: goal {goal_id} is finished")
+            if goal is not None or goal_id in self.finished:
+                raise Nack(UNKNOWN_GOAL, f"board {self.config.name!r}: goal {goal_id} has ended (replaced, "
+                           "canceled or aborted); its segment is discarded")
             if index != 0:
                 raise Nack(OUT_OF_ORDER, f"board {self.config.name!r}: segment {index} of goal {goal_id} "
                                          f"arrived "
@@ -254,10 +259,10 @@ class BoardCore:
             raise Nack(INVALID_TRAJECTORY, f"board {self.config.name!r}: segment {index} of goal {goal_id} "
                        "holds no point")
         self._check_points(goal, points)
-        fill = self.buffer_fill(now)
-        new_goal = goal is not self.active and goal is not self.pending
-        if new_goal and self.pending is not None:
-            fill -= len(self.pending.points)        # a new unstarted goal replaces the unstarted one
+        if goal is self.active:
+            fill = self.buffer_fill(now)
+        else:                # a goal waiting for its Start (a new one replaces the one waiting)
+            fill = len(goal.points)
         if fill + len(points) > self.config.buffer_capacity:
             raise Nack(BUFFER_FULL, f"board {self.config.name!r}: {len(points)} more points of goal "
                                     f"{goal_id} "
@@ -427,6 +432,7 @@ class BoardCore:
 
     def _done(self, goal_id: int, result: int, code: int, text: str, now: float) -> None:
         self.goals.pop(goal_id, None)
+        self.finished.append(goal_id)
         self.events.append(("goal_done", goal_id, result, code, text, now))
 
     def take_events(self) -> List[tuple]:

@@ -557,6 +557,8 @@ class BoardClient:
                     free = 0
                     time.sleep(0.01)
                     continue
+                if err.code == wire.pb().UNKNOWN_GOAL:
+                    return            # the goal ended on the board (replaced, canceled): GoalDone says how
                 log.error("board %s: goal %d: segment %d refused: %s", self.board_name, handle.goal_id,
                           index, err)
                 try:

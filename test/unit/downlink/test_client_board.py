@@ -147,6 +147,25 @@ def test_a_new_goal_replaces_the_running_one(board_factory, clients):
     assert len(lead) == 1 and lead[0].t1 == pytest.approx(second.start_board_time + 1.0)
 
 
+def test_a_goal_still_streaming_is_replaced(board_factory, clients):
+    server = board(board_factory, buffer_capacity=30)
+    client = clients(server, chunk_points=10)
+    first = client.execute(JOINTS, min_jerk(np.zeros(6), np.full(6, 1.0), 8.0, n=401))   # streams for 7 s
+    assert wait_until(lambda: client.latest_feedback() is not None
+                      and client.latest_feedback().time_from_start > 0.5)
+    assert first.stream_done_at is None
+    here = np.array(client.latest_feedback().desired)
+    pts = [TrajPoint(1.0, np.full(6, 0.2), np.zeros(6), np.zeros(6)),
+           TrajPoint(2.0, np.full(6, 0.1), np.zeros(6), np.zeros(6))]
+    assert np.all(here < 0.2)
+    second = client.execute(JOINTS, pts, stamp=client.clock() + 0.2)
+    assert first.wait(5.0) == "PREEMPTED"
+    assert second.wait(15.0) == "SUCCEEDED", (second.result, second.text)
+    spr = server.config.axes[0].steps_per_unit
+    assert server.backend.steps_at(0, server.clock.now()) == round(0.1 * spr)
+    assert server.core.fault is None
+
+
 def test_invalid_trajectories_are_refused_before_sending(board_factory, clients):
     # velocity allowed up to 10 rad/s: the step rate (8000 pulses/s = 3.5 rad/s) is the binding limit
     server = board_factory(BoardConfig([AxisConfig(j, max_velocity=10.0) for j in JOINTS]))
