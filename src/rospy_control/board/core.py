@@ -426,9 +426,14 @@ class BoardCore:
         self.last_host = max(self.last_host, now)
 
     def host_disconnected(self, now: float) -> None:
-        if self.active is not None or self.pending is not None:
+        """The host's connection closed: a running goal ramps to a stop (fault); a waiting one is dropped."""
+        if self.active is not None:
             self.raise_fault(CONNECTION_LOST, "connection to the host lost during a goal; ramped to a stop",
                              now)
+        elif self.pending is not None:
+            self._done(self.pending.goal_id, CANCELED, CONNECTION_LOST, "host gone before the goal started",
+                       now)
+            self.pending = None
 
     def _done(self, goal_id: int, result: int, code: int, text: str, now: float) -> None:
         self.goals.pop(goal_id, None)
@@ -443,8 +448,7 @@ class BoardCore:
 
     def check(self, now: float) -> None:
         """Host silence, encoder following error, goal completion (call with the board's now)."""
-        if (self.active is not None or self.pending is not None) and \
-                now - self.last_host > self.config.heartbeat_timeout:
+        if self.active is not None and now - self.last_host > self.config.heartbeat_timeout:
             self.raise_fault(HOST_TIMEOUT, f"host silent for {now - self.last_host:.3f} s (heartbeat_timeout "
                              f"{self.config.heartbeat_timeout:.3f} s); ramped to a stop", now)
         if self.active is not None and self.active.last and now >= self.active.end:

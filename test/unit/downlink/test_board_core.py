@@ -325,3 +325,28 @@ def test_ramp_to_stop_keeps_the_path_direction():
 def test_hermite_rejects_zero_duration():
     with pytest.raises(ValueError):
         hermite(1.0, 1.0, [0], [0], [0], [1], None, None)
+
+
+def test_host_gone_before_a_goal_started_drops_it_without_a_fault():
+    core, backend = make(1)
+    core.add_segment(1, 0, min_jerk([0.0], [0.5], 1.0), True, 1.0)
+    run(core, 1.0, 4.0, heartbeat=False)           # silent, but nothing runs: no fault
+    assert core.fault is None
+    core.host_disconnected(4.0)
+    assert core.fault is None and core.pending is None
+    assert [(e[1], e[2]) for e in events(core, "goal_done")] == [(1, C.CANCELED)]
+    assert backend.pulse_total == [0]
+
+
+def test_connection_lost_during_a_goal_ramps_and_latches():
+    core, backend = make(1)
+    core.add_segment(1, 0, min_jerk([0.0], [1.0], 3.0), True, 1.0)
+    core.start(1, 0, 1.0)
+    run(core, 1.0, 2.5)
+    core.host_disconnected(2.5)
+    run(core, 2.5, 5.0, heartbeat=False)
+    ev = core.take_events()
+    assert [e[1] for e in ev if e[0] == "fault"] == [C.CONNECTION_LOST]
+    assert [(e[2], e[3]) for e in ev if e[0] == "goal_done"] == [(C.ABORTED, C.CONNECTION_LOST)]
+    assert backend.steps_at(0, 5.0) < round(SPR)
+    assert core.state_code(5.0) == C.FAULT
