@@ -202,8 +202,7 @@ class BoardCore:
                     continue
                 if arr.shape != (self.n,):
                     raise Nack(INVALID_TRAJECTORY, f"{where}: {arr.size} {label}; the board has {self.n} "
-                                                   f"axes "
-                               f"({', '.join(a.name for a in self.config.axes)})")
+                               f"axes ({', '.join(a.name for a in self.config.axes)})")
                 if not np.all(np.isfinite(arr)):
                     raise Nack(INVALID_TRAJECTORY, f"{where}: {label} hold NaN or infinity")
             if not math.isfinite(pt.t) or pt.t < 0:
@@ -245,13 +244,11 @@ class BoardCore:
                            "canceled or aborted); its segment is discarded")
             if index != 0:
                 raise Nack(OUT_OF_ORDER, f"board {self.config.name!r}: segment {index} of goal {goal_id} "
-                                         f"arrived "
-                           "before its segment 0 (out of order); nothing of it executes")
+                           f"arrived before its segment 0 (out of order); nothing of it executes")
             goal = Goal(goal_id)
         elif index != goal.next_index:
             raise Nack(OUT_OF_ORDER, f"board {self.config.name!r}: segment {index} of goal {goal_id} is "
-                                     f"out of "
-                       f"order: expected {goal.next_index}")
+                       f"out of order: expected {goal.next_index}")
         elif goal.last:
             raise Nack(OUT_OF_ORDER, f"board {self.config.name!r}: segment {index} of goal {goal_id} follows "
                        "the segment marked last")
@@ -265,8 +262,7 @@ class BoardCore:
             fill = len(goal.points)
         if fill + len(points) > self.config.buffer_capacity:
             raise Nack(BUFFER_FULL, f"board {self.config.name!r}: {len(points)} more points of goal "
-                                    f"{goal_id} "
-                       f"would hold {fill + len(points)} points; buffer_capacity is "
+                       f"{goal_id} would hold {fill + len(points)} points; buffer_capacity is "
                        f"{self.config.buffer_capacity} (wait for the window)")
         # the segments between consecutive points, in the goal's own time
         chain = ([goal.points[-1]] if goal.points else []) + list(points)
@@ -311,8 +307,8 @@ class BoardCore:
         """Start (or splice in) a goal; returns the board time it takes over.  Nack on refusal."""
         name = self.config.name
         if self.fault is not None:
-            raise Nack(FAULTED, f"board {name!r} holds fault {self.fault[0]} ({self.fault[1]}); reset "
-                                f"faults first")
+            raise Nack(FAULTED, f"board {name!r} holds fault {self.fault[0]} ({self.fault[1]}); "
+                                "reset faults first")
         goal = self.pending
         if goal is None or goal.goal_id != goal_id:
             raise Nack(UNKNOWN_GOAL, f"board {name!r}: goal {goal_id} has no segment waiting to start")
@@ -326,22 +322,20 @@ class BoardCore:
             i = int(np.argmax(diff))
             if diff[i] > self.config.start_tolerance:
                 raise Nack(START_MISMATCH, f"{self._where(i)}: goal {goal_id} starts at {pts[0].p[i]:.5g} "
-                                           f"but the "
-                           f"axis is at {p[i]:.5g} (start_tolerance {self.config.start_tolerance:.4g})")
+                                           f"but the axis is at {p[i]:.5g} "
+                                           f"(start_tolerance {self.config.start_tolerance:.4g})")
         k = 0
         while k < len(pts) and origin + pts[k].t <= ts + _MIN_LEAD_IN:
             k += 1
         if k == len(pts):
             if not goal.last:
                 raise Nack(INVALID_TRAJECTORY, f"board {name!r}: goal {goal_id} has no point after its "
-                                               f"start time "
-                           "yet; send more segments before Start")
+                                               "start time yet; send more segments before Start")
             if not moving and np.max(np.abs(pts[-1].p - p)) <= self.config.start_tolerance:
                 lead: List[Segment] = []
             else:
                 raise Nack(INVALID_TRAJECTORY, f"board {name!r}: every point of goal {goal_id} lies before "
-                                               f"its "
-                           f"start ({(ts - origin):.3f} s into it)")
+                                               f"its start ({(ts - origin):.3f} s into it)")
         else:
             target = pts[k]
             lead = [hermite(ts, origin + target.t, p, v, a, target.p, target.v, target.a)]
@@ -350,8 +344,8 @@ class BoardCore:
             self.check_segments(segs, goal_id, origin, v, np.zeros(self.n) if goal.last else None)
         # accepted: splice
         if self.active is not None:
-            self._done(self.active.goal_id, PREEMPTED, OK, f"replaced by goal {goal_id} at board time "
-                                                           f"{ts:.6f} s", now)
+            self._done(self.active.goal_id, PREEMPTED, OK,
+                       f"replaced by goal {goal_id} at board time {ts:.6f} s", now)
         if self.stopping is not None:
             gid, result, code, text, _ = self.stopping
             self._done(gid, result, code, text, now)
@@ -483,8 +477,7 @@ class BoardCore:
         if self.active is not None and not self.active.last and self.plan[-1].t1 < t_to:
             t_end = self.plan[-1].t1
             self.raise_fault(BUFFER_UNDERRUN, f"goal {self.active.goal_id}: trajectory points ran out at "
-                                              f"board "
-                             f"time {t_end:.6f} s before its last segment arrived; ramped to a stop",
+                             f"board time {t_end:.6f} s before its last segment arrived; ramped to a stop",
                              t_end, t_from=max(t_end, self.t_done))
         ta = self.t_done
         m = max(1, int(math.ceil((t_to - ta) / self.sample_dt)))

@@ -342,8 +342,7 @@ class BoardServer:
             (size,) = struct.unpack("<i", head)
             if size <= 0 or size > wire.SEED_MAX_BYTES:
                 self._error(f"board {name!r} (seed protocol): {peer} announces {size} bytes; the buffer "
-                            f"holds "
-                            f"{wire.SEED_MAX_BYTES} (buffer is not enough to hold the data); nothing "
+                            f"holds {wire.SEED_MAX_BYTES} (buffer is not enough to hold the data); nothing "
                             f"executes")
                 return
             try:

@@ -274,8 +274,7 @@ class BoardClient:
             self._record_fault("CONNECTION_LOST", self.last_error, "")
             for h in handles:
                 h._finish("ABORTED", "CONNECTION_LOST", f"board {self.board_name}: {why} during goal "
-                                                        f"{h.goal_id}; "
-                          "the board ramps to a stop by itself")
+                          f"{h.goal_id}; the board ramps to a stop by itself")
 
     # ---- threads ---------------------------------------------------------------------------------
 
