@@ -47,19 +47,21 @@ class PulseBackend:
 
 
 class SimBackend(PulseBackend):
-    """Records every pulse.  ``slip`` (steps per axis) makes the simulated encoder disagree."""
+    """Records every pulse of the last ``keep_seconds`` (board time; older ones are counted only,
+    so a simulated board running for hours stays small).  ``slip`` (steps per axis) makes the
+    simulated encoder disagree with the pulses."""
 
     name = "sim"
 
-    def __init__(self, axes: Sequence[AxisConfig], keep_pulses: bool = True) -> None:
+    def __init__(self, axes: Sequence[AxisConfig], keep_seconds: float = 300.0) -> None:
         super().__init__(axes)
         self._lock = threading.Lock()
-        self.keep_pulses = keep_pulses
+        self.keep_seconds = keep_seconds
         n = len(self.axes)
-        self._times: List[List[np.ndarray]] = [[] for _ in range(n)]
-        self._dirs: List[List[np.ndarray]] = [[] for _ in range(n)]
-        # (time, cumulative count after this chunk) per axis, for steps_at without the full record
-        self._chunks: List[List[Tuple[float, float, int, np.ndarray, np.ndarray]]] = [[] for _ in range(n)]
+        # per axis: chunk start times (for bisect) and chunks (times, dirs, count before the chunk)
+        self._starts: List[List[float]] = [[] for _ in range(n)]
+        self._chunks: List[List[Tuple[np.ndarray, np.ndarray, int]]] = [[] for _ in range(n)]
+        self._dropped = [False] * n
         self._count = [0] * n
         self.pulse_total = [0] * n
         self.slip = [0.0] * n
@@ -71,32 +73,33 @@ class SimBackend(PulseBackend):
             before = self._count[axis]
             self._count[axis] += int(np.sum(dirs))
             self.pulse_total[axis] += int(times.size)
-            if self.keep_pulses:
-                self._times[axis].append(times.copy())
-                self._dirs[axis].append(dirs.astype(np.int8))
+            self._starts[axis].append(float(times[0]))
+            self._chunks[axis].append((times.copy(), dirs.astype(np.int8), before))
+            horizon = float(times[-1]) - self.keep_seconds
             chunks = self._chunks[axis]
-            chunks.append((float(times[0]), float(times[-1]), before, times.copy(), dirs.astype(np.int8)))
-            if len(chunks) > 2000:
-                del chunks[:1000]
+            while len(chunks) > 1 and chunks[0][0][-1] < horizon:
+                chunks.pop(0)
+                self._starts[axis].pop(0)
+                self._dropped[axis] = True
 
     def pulses(self, axis: int) -> Tuple[np.ndarray, np.ndarray]:
-        """All pulses of one axis so far: (times, dirs)."""
+        """The recorded pulses of one axis: (times, dirs), oldest first."""
         with self._lock:
-            if not self._times[axis]:
+            chunks = self._chunks[axis]
+            if not chunks:
                 return np.zeros(0), np.zeros(0, dtype=np.int8)
-            return np.concatenate(self._times[axis]), np.concatenate(self._dirs[axis])
+            return np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks])
 
     def steps_at(self, axis: int, t: float) -> Optional[int]:
+        """Pulse count at board time ``t``; None before the recorded window (not known any more)."""
         with self._lock:
             chunks = self._chunks[axis]
             if not chunks:
                 return self._count[axis]
-            starts = [c[0] for c in chunks]
-            i = bisect.bisect_right(starts, t) - 1
+            i = bisect.bisect_right(self._starts[axis], t) - 1
             if i < 0:
-                # before every recorded chunk (older ones were dropped): count before the first one
-                return chunks[0][2]
-            t0, t1, before, times, dirs = chunks[i]
+                return None if self._dropped[axis] else chunks[0][2]
+            times, dirs, before = chunks[i]
             k = int(np.searchsorted(times, t, side="right"))
             return before + int(np.sum(dirs[:k]))
 

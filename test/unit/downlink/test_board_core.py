@@ -350,3 +350,18 @@ def test_connection_lost_during_a_goal_ramps_and_latches():
     assert [(e[2], e[3]) for e in ev if e[0] == "goal_done"] == [(C.ABORTED, C.CONNECTION_LOST)]
     assert backend.steps_at(0, 5.0) < round(SPR)
     assert core.state_code(5.0) == C.FAULT
+
+
+def test_sim_backend_counts_over_many_small_chunks_and_forgets_old_pulses():
+    backend = SimBackend(seed_config(1).axes, keep_seconds=10.0)
+    for k in range(5000):                          # one pulse every 2 ms: 5000 executor cycles
+        backend.emit(0, np.array([1.0 + 0.002 * k]), np.array([1]))
+    assert backend.steps_at(0, 1.0 + 0.002 * 4999) == 5000
+    assert backend.steps_at(0, 5.0005) == 2001     # pulses at 1.000 ... 5.000 s
+    assert backend.pulses(0)[0].size == 5000
+    for k in range(5000, 12000):
+        backend.emit(0, np.array([1.0 + 0.002 * k]), np.array([1]))
+    assert backend.steps_at(0, 1.0 + 0.002 * 11999) == 12000
+    assert backend.steps_at(0, 20.0005) == 9501    # inside the last 10 s: still exact
+    assert backend.steps_at(0, 2.0) is None        # forgotten: unknown, never a wrong count
+    assert backend.pulses(0)[0].size < 12000
