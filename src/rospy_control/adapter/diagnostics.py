@@ -88,7 +88,8 @@ def _status(name: str, hardware_id: str, level: int, message: str,
 class DriverDiagnostics:
     """Builds the driver's ``DiagnosticArray`` (see the module docstring).
 
-    :param middleware: the :class:`~rospy_control.middleware.Middleware`.
+    :param middleware: the :class:`~rospy_control.middleware.Middleware`, or None for a RobotHW that is
+        not over it (then units, channels, faults and simulator are left out).
     :param prefix: status name prefix (the node's name).
     :param loop: the :class:`~rospy_control.adapter.control_loop.ControlLoop` (or None).
     :param robot_hw: the RobotHW; its ``diagnostics()`` or ``status()`` is reported if it has one.
@@ -129,13 +130,14 @@ class DriverDiagnostics:
             msg.header.stamp = stamp
         statuses = msg.status
         hw_status = self._robot_hw_report()
-        statuses.extend(self.unit_statuses(hw_status))
-        try:
-            stats = self.mw.statistics()
-        except Exception as err:  # noqa: BLE001 - diagnostics never take the node down
-            stats = {"channels": {}}
-            statuses.append(_status(self._name("middleware"), self.mw.name, ERROR,
-                                    f"statistics failed: {err}", []))
+        stats: Dict[str, Any] = {"channels": {}}
+        if self.mw is not None:  # the CAN middleware; a RobotHW of your own reports through status()
+            statuses.extend(self.unit_statuses(hw_status))
+            try:
+                stats = self.mw.statistics()
+            except Exception as err:  # noqa: BLE001 - diagnostics never take the node down
+                statuses.append(_status(self._name("middleware"), self.mw.name, ERROR,
+                                        f"statistics failed: {err}", []))
         for name, ch in sorted(stats.get("channels", {}).items()):
             statuses.append(self.channel_status(name, ch, elapsed))
         if self.loop is not None:
@@ -143,10 +145,11 @@ class DriverDiagnostics:
         hw = self.robot_hw_status(hw_status)
         if hw is not None:
             statuses.append(hw)
-        statuses.append(self.faults_status())
-        sim = self.simulator_status()
-        if sim is not None:
-            statuses.append(sim)
+        if self.mw is not None:
+            statuses.append(self.faults_status())
+            sim = self.simulator_status()
+            if sim is not None:
+                statuses.append(sim)
         if self.controller_states is not None:
             statuses.append(self.controllers_status())
         failures = self.controller_failures_status()

@@ -133,6 +133,7 @@ from rospy_control.adapter.driver_config import (
     DriverParams,
     build_robot_hw,
     check_controller_params,
+    load_robot_hw,
     controller_namespaces,
     default_trajectory_controllers,
     joint_names,
@@ -150,6 +151,7 @@ from rospy_control.adapter.standalone import (
 from rospy_control.controller_manager import ControllerManager
 from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
 from rospy_control.exceptions import CommunicationError, ConfigError, RospyControlError
+from rospy_control.hardware_interface import RobotHW
 from rospy_control.log import get_logger
 from rospy_control.middleware import Middleware
 from rospy_control.middleware.simulation.bus import default_bus_key
@@ -170,7 +172,8 @@ class Driver:
     def __init__(self, params: DriverParams) -> None:
         self.params = params
         self.middleware: Optional[Middleware] = None
-        self.robot_hw: Optional[MiddlewareRobotHW] = None
+        #: the RobotHW: ``~robot_hardware``'s, or the MiddlewareRobotHW of ``~configure``
+        self.robot_hw: Optional[RobotHW] = None
         self.root_nh: Optional[RosNodeHandle] = None
         #: both branches; in the standalone one without its ROS API (:attr:`cm_ros` stays None)
         self.controller_manager: Optional[ControllerManager] = None
@@ -201,22 +204,21 @@ class Driver:
 
     def _start(self) -> None:
         p = self.params
-        self.middleware = Middleware.from_xml(p.configure, simulate=True if p.sim else False)
-        if p.sim and p.sim_process:
-            key = p.sim_bus_key or default_bus_key(rosgraph.get_master_uri(), rospy.get_namespace())
-            self.middleware.use_simulator_process(key, wait=p.sim_wait)
-        urdf = rospy.get_param("robot_description", None)
-        if not isinstance(urdf, str) or not urdf.strip():
-            raise ConfigError("parameter 'robot_description' is not set (load the URDF, e.g. "
-                              "<param name=\"robot_description\" textfile=\"...urdf\"/>)",
-                              rospy.resolve_name("robot_description"))
         self.root_nh = RosNodeHandle()
-        self.robot_hw = build_robot_hw(self.middleware, urdf, self.root_nh, p.hold_mode)
-        # between two command frames a motor never sees a position step larger than its joints' URDF
-        # velocity limits allow over two control periods (enforced on the wire, whatever the timing)
-        caps = self.robot_hw.limit_command_steps(1.0 / p.control_rate)
-        logger.info("driver: position step per command frame capped for %d motor(s) (URDF velocity limit x "
-                    "2 control periods)", len(caps))
+        if p.robot_hardware is not None:
+            # any RobotHW, named by ~robot_hardware (ros_control's combined_robot_hw parameters)
+            self.robot_hw = load_robot_hw(self.root_nh, self.root_nh.child("~"))
+            if isinstance(self.robot_hw, MiddlewareRobotHW):
+                self.middleware = self.robot_hw.middleware
+        else:
+            self._build_middleware_robot_hw()
+        limit_steps = getattr(self.robot_hw, "limit_command_steps", None)
+        if callable(limit_steps):
+            # between two command frames a motor never sees a position step larger than its joints' URDF
+            # velocity limits allow over two control periods (enforced on the wire, whatever the timing)
+            caps = limit_steps(1.0 / p.control_rate)
+            logger.info("driver: position step per command frame capped for %d motor(s) (URDF velocity limit "
+                        "x 2 control periods)", len(caps))
         joints = joint_names(self.robot_hw)
         tree = _param_tree(self.root_nh.namespace)
         types = controller_namespaces(tree)
@@ -224,8 +226,11 @@ class Driver:
             for warning in check_controller_params(tree, self.root_nh.namespace, joints, CONTROLLER_TYPES):
                 logger.warning("%s", warning)
         # Through the RobotHW: it starts the middleware and sends the hold commands at once, so no
-        # joint hangs limp under gravity while the control loop is being set up.
-        self.robot_hw.start()
+        # joint hangs limp under gravity while the control loop is being set up.  (start() is
+        # optional for a RobotHW of your own: init() may have done everything.)
+        start = getattr(self.robot_hw, "start", None)
+        if callable(start):
+            start()
         if p.use_ros_control:
             self._start_ros_control()
         else:
@@ -235,11 +240,26 @@ class Driver:
             self._start_diagnostics()
         self._report_start_faults()
         self._hint(types)
+        mw = self.middleware
         logger.info("driver: %s branch running at %.0f Hz with %d joint(s)%s; hardware '%s'%s",
                     "ros_control" if p.use_ros_control else "standalone", p.control_rate, len(joints),
-                    "" if not joints else f" ({', '.join(joints)})", self.middleware.name,
-                    (" (simulated in the simulator process)" if self.middleware.simulator_process
-                     else " (simulated in this process)") if p.sim else "")
+                    "" if not joints else f" ({', '.join(joints)})",
+                    mw.name if mw is not None else type(self.robot_hw).__name__,
+                    _simulated(mw) if p.sim else "")
+
+    def _build_middleware_robot_hw(self) -> None:
+        """The default RobotHW: the CAN middleware of ``~configure`` (hardware XML) under the URDF."""
+        p = self.params
+        self.middleware = Middleware.from_xml(p.configure, simulate=True if p.sim else False)
+        if p.sim and p.sim_process:
+            key = p.sim_bus_key or default_bus_key(rosgraph.get_master_uri(), rospy.get_namespace())
+            self.middleware.use_simulator_process(key, wait=p.sim_wait)
+        urdf = rospy.get_param("robot_description", None)
+        if not isinstance(urdf, str) or not urdf.strip():
+            raise ConfigError("parameter 'robot_description' is not set (load the URDF, e.g. "
+                              "<param name=\"robot_description\" textfile=\"...urdf\"/>)",
+                              rospy.resolve_name("robot_description"))
+        self.robot_hw = build_robot_hw(self.middleware, urdf, self.root_nh, p.hold_mode)
 
     def _hint(self, types: Dict[str, str]) -> None:
         """Tell a user how to drive the robot (``make run`` prints this)."""
@@ -299,7 +319,10 @@ class Driver:
 
     def _start_fault_services(self) -> None:
         """``~reset_faults`` (std_srvs/Trigger) and, on the simulated robot, ``~sim/set_fault``
-        (rospy_control/SetSimFault) and ``~sim/reset_command_stats`` (std_srvs/Trigger)."""
+        (rospy_control/SetSimFault) and ``~sim/reset_command_stats`` (std_srvs/Trigger).  Only over the
+        CAN middleware (a RobotHW of your own has its own way of clearing faults)."""
+        if self.middleware is None:
+            return
         self.fault_reset = FaultReset(self.robot_hw, self.loop)
 
         def reset_faults(_req: Any) -> TriggerResponse:
@@ -356,7 +379,8 @@ class Driver:
 
     def _report_start_faults(self) -> None:
         """A fault at start-up is a fault, not a configuration error: the node stays up and says so."""
-        faulted = self.robot_hw.faulted_joints() if self.robot_hw is not None else {}
+        faulted_joints = getattr(self.robot_hw, "faulted_joints", None)
+        faulted = faulted_joints() if callable(faulted_joints) else {}
         if not faulted:
             return
         logger.error("driver: started with joint(s) in FAULT: %s. Their controllers run but send them "
@@ -389,7 +413,7 @@ class Driver:
             ("control loop", lambda: self.loop and self.loop.stop()),
             # stops the running controllers and closes their topics, services and actions
             ("controller manager", lambda: self.controller_manager and self.controller_manager.shutdown()),
-            ("robot_hw", lambda: self.robot_hw and self.robot_hw.shutdown()),
+            ("robot_hw", self._shutdown_robot_hw),
             ("middleware", lambda: self.middleware and self.middleware.shutdown()),
             ("publishers", self._unregister),
         ]
@@ -398,6 +422,11 @@ class Driver:
                 step()
             except Exception as err:  # noqa: BLE001 - shut down the rest regardless
                 logger.error("driver: shutting down the %s failed: %s", what, err)
+
+    def _shutdown_robot_hw(self) -> None:
+        shutdown = getattr(self.robot_hw, "shutdown", None)  # optional for a RobotHW of your own
+        if callable(shutdown):
+            shutdown()
 
     def _shutdown_services(self) -> None:
         for service in self._services:
@@ -408,6 +437,12 @@ class Driver:
         for pub in (self._js_pub, self._diag_pub):
             if pub is not None:
                 pub.unregister()
+
+
+def _simulated(mw: Optional[Middleware]) -> str:
+    if mw is None:
+        return ""
+    return " (simulated in the simulator process)" if mw.simulator_process else " (simulated in this process)"
 
 
 def _param_tree(namespace: str) -> Dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from rospy_control.controller_interface.node_handle import NodeHandle
 from rospy_control.exceptions import ConfigError
-from rospy_control.hardware_interface import JointStateInterface, RobotHW
+from rospy_control.hardware_interface import ROBOT_HW, CombinedRobotHW, JointStateInterface, RobotHW
 from rospy_control.middleware import Middleware
 from rospy_control.plugins import Registry
 from rospy_control.robot_hw import MiddlewareRobotHW
@@ -20,7 +20,7 @@ from rospy_control.robot_hw import MiddlewareRobotHW
 __all__ = [
     "DriverParams", "SENSOR_CONTROLLER_PACKAGES", "JSC_TYPE", "controller_namespaces",
     "check_controller_params", "default_trajectory_controllers", "default_sensor_controllers",
-    "build_robot_hw", "joint_names",
+    "build_robot_hw", "load_robot_hw", "joint_names",
 ]
 
 #: Types whose namespaces ``~sensor_controllers`` defaults to.
@@ -46,6 +46,9 @@ class DriverParams:
     SIM_WAIT = 60.0
 
     def __init__(self, get: Callable[[str, Any], Any]) -> None:
+        #: ``~robot_hardware``: the RobotHW(s) to load (ros_control's combined_robot_hw shape); None:
+        #: the CAN middleware RobotHW of ``~configure``
+        self.robot_hardware = get("robot_hardware", None)
         self.configure = get("configure", None)
         self.sim = _as_bool("~sim", get("sim", True))
         # false unless asked for: a driver started on its own (rosrun, a test's subprocess) has no
@@ -73,10 +76,15 @@ class DriverParams:
         self.hold_mode: Optional[str] = str(hold) if hold else None
         prio = get("loop_priority", -1)
         self.loop_priority: Optional[int] = int(prio) if prio is not None and int(prio) >= 0 else None
-        if not isinstance(self.configure, str) or not self.configure.strip():
+        if self.robot_hardware is not None:
+            if not isinstance(self.robot_hardware, list) or not self.robot_hardware or \
+                    not all(isinstance(n, str) and n for n in self.robot_hardware):
+                raise ConfigError(f"expected a non-empty list of RobotHW names, got {self.robot_hardware!r}",
+                                  "~robot_hardware")
+        elif not isinstance(self.configure, str) or not self.configure.strip():
             raise ConfigError("private parameter ~configure is not set: give the hardware XML path "
                               "(or the XML text), e.g. _configure:=$(rospack find rospy_control)/config/"
-                              "arm_hardware.xml", "~configure")
+                              "arm_hardware.xml, or name your RobotHW in ~robot_hardware", "~configure")
 
     def standalone_controllers(self, types: Dict[str, str]) -> List[str]:
         """Standalone branch: ``~trajectory_controllers`` (default: every ``*/JointTrajectoryController``
@@ -230,6 +238,24 @@ def build_robot_hw(middleware: Middleware, urdf: str, root_nh: NodeHandle,
         params["hold_mode"] = hold_mode
     return MiddlewareRobotHW(middleware, urdf, params, urdf_source=root_nh.resolve_name("robot_description"),
                              params_source=root_nh.namespace, owns_middleware=False)
+
+
+def load_robot_hw(root_nh: NodeHandle, robot_hw_nh: NodeHandle,
+                  registry: Optional[Registry] = None) -> RobotHW:
+    """The RobotHW(s) named by ``<robot_hw_nh>/robot_hardware`` (ros_control's ``combined_robot_hw``
+    parameters): each ``<name>/type`` resolved (a registered ``pkg/Type``, ``from pkg import Type``,
+    or ``module:Class``), constructed without arguments and initialised with
+    ``init(root_nh, <robot_hw_nh>/<name>)``.  One name gives that RobotHW itself (so its own extras,
+    such as ``status()``, stay visible), several a :class:`CombinedRobotHW` of them.
+
+    :raises ConfigError: the list or a type is missing or wrong, a class cannot be imported, or a
+        part's ``init`` raised or returned False (naming the parameter; the parts already loaded are
+        shut down).
+    """
+    combined = CombinedRobotHW(registry=registry if registry is not None else ROBOT_HW)
+    combined.load(root_nh, robot_hw_nh)
+    parts = combined.robot_hws
+    return parts[0] if len(parts) == 1 else combined
 
 
 def joint_names(robot_hw: RobotHW) -> List[str]:

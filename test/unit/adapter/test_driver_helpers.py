@@ -72,11 +72,19 @@ def test_params_from_command_line_strings():
     ({"configure": "x", "publish_rate": "fast"}, "~publish_rate"),
     ({"configure": "x", "sim": "maybe"}, "~sim"),
     ({"configure": "x", "trajectory_controllers": [1, 2]}, "~trajectory_controllers"),
+    ({"robot_hardware": "servos"}, "~robot_hardware"),
+    ({"robot_hardware": []}, "~robot_hardware"),
 ])
 def test_params_errors_name_the_parameter(values, where):
     with pytest.raises(ConfigError) as err:
         _params(**values)
     assert err.value.source == where
+
+
+def test_params_robot_hardware_needs_no_hardware_xml():
+    p = _params(robot_hardware=["servos"])
+    assert p.robot_hardware == ["servos"] and p.configure is None
+    assert _params(configure="x.xml").robot_hardware is None  # the CAN RobotHW, as before
 
 
 # -- controller YAML -------------------------------------------------------------------------------
