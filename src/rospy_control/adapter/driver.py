@@ -117,7 +117,6 @@ import functools
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
-import genpy
 import rosgraph
 import rosgraph.names
 import rospy
@@ -146,6 +145,7 @@ from rospy_control.adapter.standalone import (
     JointStatesThread,
     controller_states,
     load_controllers,
+    stamp_from_nsec,
     start_controllers,
 )
 from rospy_control.controller_manager import ControllerManager
@@ -310,7 +310,7 @@ class Driver:
         load_controllers(self.controller_manager, names)
         self._js_pub = rospy.Publisher(nh.resolve_name("joint_states"), JointState, queue_size=10)
         self.joint_states = JointStatesThread(sampler, self._js_pub.publish, rospy.get_time, p.publish_rate,
-                                              JointState, genpy.Time.from_sec)
+                                              JointState, stamp_from_nsec)
         self.joint_states.start()
         start_controllers(self.controller_manager, names)
         for name in self.trajectory_controllers:

@@ -24,7 +24,9 @@ start-up.  The pieces:
   published values come from one consistent cycle.
 * :class:`JointStatesThread` publishes that copy as ``sensor_msgs/JointState`` for every joint of
   the RobotHW's JointStateInterface at its own rate, also when idle, with strictly increasing
-  stamps (MoveIt's CurrentStateMonitor resets on an equal or older stamp).
+  stamps (MoveIt's CurrentStateMonitor resets on an equal or older stamp).  Stamps are kept in
+  integer nanoseconds: a clock that did not advance gives the previous stamp + 1 ns, which a float
+  of epoch seconds (spacing about 2.4e-7 s near 1.7e9 s) could not represent.
 * :func:`controller_states` is what ``/diagnostics`` reports about the controllers.
 
 Nothing here blocks the control loop: the sampler's only hand-off to the publishing thread is one
@@ -32,6 +34,7 @@ tuple reference swapped per cycle.
 """
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -44,7 +47,7 @@ from rospy_control.log import Throttle, get_logger
 logger = get_logger(__name__)
 
 __all__ = ["SWITCH_TIMEOUT", "load_controllers", "start_controllers", "controller_states",
-           "JointStateSampler", "JointStatesThread", "JointStateSample"]
+           "JointStateSampler", "JointStatesThread", "JointStateSample", "stamp_from_nsec"]
 
 #: ``(names, positions, velocities, efforts)`` of one control cycle.
 JointStateSample = Tuple[Tuple[str, ...], Tuple[float, ...], Tuple[float, ...], Tuple[float, ...]]
@@ -53,7 +56,19 @@ JointStateSample = Tuple[Tuple[str, ...], Tuple[float, ...], Tuple[float, ...], 
 #: aborts the controllers (the ``timeout`` of ``controller_manager_msgs/SwitchController``).
 SWITCH_TIMEOUT = 2.0
 
-_EPS_NS = 1e-9
+
+
+def _to_nsec(seconds: float) -> int:
+    """Float seconds -> integer nanoseconds, the whole seconds exact (``seconds * 1e9`` rounds epoch
+    times by up to ~128 ns)."""
+    whole = math.floor(seconds)
+    return int(whole) * 1_000_000_000 + int(round((seconds - whole) * 1e9))
+
+
+def stamp_from_nsec(nsec: int) -> Any:
+    """Integer nanoseconds -> ``genpy.Time`` (exact; ``Time.from_sec`` of a float is not)."""
+    import genpy
+    return genpy.Time(nsec // 1_000_000_000, nsec % 1_000_000_000)
 
 
 def load_controllers(cm: ControllerManager, names: Sequence[str]) -> None:
@@ -153,12 +168,12 @@ class JointStatesThread:
     :param now: ROS time in float seconds.
     :param rate: Hz (> 0).
     :param msg_class: ``sensor_msgs.msg.JointState`` (injected so this module stays import-light).
-    :param stamp: float seconds -> message stamp (``genpy.Time.from_sec``).
+    :param stamp: integer nanoseconds -> message stamp (:func:`stamp_from_nsec`).
     :param monotonic: the schedule's clock.
     """
 
     def __init__(self, source: Callable[[], Optional[JointStateSample]], publish: Callable[[Any], None],
-                 now: Callable[[], float], rate: float, msg_class: Any, stamp: Callable[[float], Any],
+                 now: Callable[[], float], rate: float, msg_class: Any, stamp: Callable[[int], Any],
                  monotonic: Optional[Callable[[], float]] = None) -> None:
         rate = float(rate)
         if not rate > 0.0:
@@ -173,7 +188,7 @@ class JointStatesThread:
         self._mono = monotonic or _time.monotonic
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
-        self._last_stamp = -1.0
+        self._last_stamp = -1  # ns
         self._throttle = Throttle(10.0)
         self.published = 0
 
@@ -191,9 +206,9 @@ class JointStatesThread:
         sample = self._source()
         if sample is None:
             return False
-        t = float(self._now())
+        t = _to_nsec(float(self._now()))
         if t <= self._last_stamp:  # strictly increasing, even with a coarse or frozen clock
-            t = self._last_stamp + _EPS_NS
+            t = self._last_stamp + 1
         self._last_stamp = t
         names, pos, vel, eff = sample
         msg = self._msg_class()

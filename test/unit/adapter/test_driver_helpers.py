@@ -23,6 +23,7 @@ from rospy_control.adapter.driver_config import (
 from rospy_control.adapter.standalone import (
     JointStateSampler,
     JointStatesThread,
+    stamp_from_nsec,
     controller_states,
     load_controllers,
     start_controllers,
@@ -353,6 +354,18 @@ def test_joint_states_stamps_strictly_increase_with_a_frozen_clock():
     stamps = [m.header.stamp for m in out]
     assert all(b > a for a, b in zip(stamps, stamps[1:]))
     assert out[0].name == ["a"] and out[0].position == [1.0]
+
+
+def test_joint_states_stamps_strictly_increase_at_epoch_scale_times():
+    # ROS time is epoch seconds: near 1.7e9 s a float's spacing is ~2.4e-7 s, so "+1e-9 s" is lost
+    out = []
+    sample = (("a",), (1.0,), (0.0,), (0.0,))
+    th = JointStatesThread(lambda: sample, out.append, lambda: 1.7e9 + 0.25, 100.0, _Msg, stamp_from_nsec)
+    for _ in range(5):
+        assert th.publish_once()
+    stamps = [m.header.stamp.to_nsec() for m in out]
+    assert stamps[0] == 1_700_000_000_250_000_000
+    assert stamps == [stamps[0] + k for k in range(5)]
 
 
 def test_joint_states_nothing_before_the_first_cycle_and_rate_kept():
