@@ -57,7 +57,6 @@ JointStateSample = Tuple[Tuple[str, ...], Tuple[float, ...], Tuple[float, ...], 
 SWITCH_TIMEOUT = 2.0
 
 
-
 def _to_nsec(seconds: float) -> int:
     """Float seconds -> integer nanoseconds, the whole seconds exact (``seconds * 1e9`` rounds epoch
     times by up to ~128 ns)."""
