@@ -55,6 +55,7 @@ import time
 from typing import Any, Callable, Dict, Optional
 
 from rospy_control.log import Once, Throttle, get_logger
+from rospy_control.realtime import start_thread
 
 logger = get_logger(__name__)
 
@@ -187,8 +188,7 @@ class ControlLoop:
         """Start the thread (once). :raises RuntimeError: started before."""
         if self._thread is not None:
             raise RuntimeError(f"ControlLoop '{self.name}' was already started")
-        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
-        self._thread.start()
+        self._thread = start_thread(self._run, self.name)
         self._started.wait(1.0)
         logger.info("Control loop '%s' started at %.1f Hz", self.name, self.rate)
 

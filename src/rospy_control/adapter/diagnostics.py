@@ -50,6 +50,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
 from rospy_control.log import Throttle, get_logger
+from rospy_control.realtime import join_thread, start_thread
 
 logger = get_logger(__name__)
 
@@ -484,13 +485,12 @@ class DiagnosticsThread:
         self._throttle = Throttle(30.0)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="diagnostics", daemon=True)
-        self._thread.start()
+        self._thread = start_thread(self._run, "diagnostics")
 
-    def stop(self) -> None:
+    def stop(self) -> bool:
+        """Stop and join the thread; False if it did not stop (logged)."""
         self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(2.0 + self.period)
+        return join_thread(self._thread, 2.0 + self.period, "diagnostics")
 
     def publish_once(self) -> None:
         try:

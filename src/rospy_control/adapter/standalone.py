@@ -43,6 +43,7 @@ from rospy_control.controller_manager.controller_manager import STRICT
 from rospy_control.exceptions import ConfigError
 from rospy_control.hardware_interface import JointStateInterface, RobotHW
 from rospy_control.log import Throttle, get_logger
+from rospy_control.realtime import join_thread, start_thread
 
 logger = get_logger(__name__)
 
@@ -192,13 +193,12 @@ class JointStatesThread:
         self.published = 0
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="joint_states", daemon=True)
-        self._thread.start()
+        self._thread = start_thread(self._run, "joint_states")
 
-    def stop(self) -> None:
+    def stop(self) -> bool:
+        """Stop and join the thread; False if it did not stop (logged)."""
         self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(2.0)
+        return join_thread(self._thread, 2.0, "/joint_states")
 
     def publish_once(self) -> bool:
         """Publish the latest sample now; False if there is none yet."""
