@@ -66,9 +66,9 @@ class LogQueue:
         self.queue: "queue.SimpleQueue[logging.LogRecord]" = queue.SimpleQueue()
         self.handlers: List[logging.Handler] = list(self.logger.handlers)
         self._skip = _FromThreads(thread_names, keep=False)
-        self.handler = _QueueHandler(self.queue)  # type: ignore[arg-type]
+        self.handler = _QueueHandler(self.queue)
         self.handler.addFilter(_FromThreads(thread_names, keep=True))
-        self.listener = logging.handlers.QueueListener(self.queue, *self.handlers,  # type: ignore[arg-type]
+        self.listener = logging.handlers.QueueListener(self.queue, *self.handlers,
                                                        respect_handler_level=True)
         self._started = False
 
