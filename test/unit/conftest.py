@@ -1,6 +1,8 @@
 """Shared fixtures of the ROS-free unit suite.
 
 * ``virtual_channel``: a unique python-can ``virtual`` channel name per test.
+* ``pytest_sessionfinish``: the reports of figures collected by the fuzzing modules
+  (``reports.register``), written under ``.ws/fuzz/``;
 * autouse leak check (python-can's own test suite does the same): a test that leaves a virtual
   channel open, a non-daemon thread, or any of the package's threads (named ``rospy_control.*``,
   daemon or not: :mod:`rospy_control.testing.leaks`) running fails, because in the driver either
@@ -29,6 +31,11 @@ try:
 except ImportError:
     if os.path.isdir(os.path.join(_WS_PYTHON, "control_msgs")):
         sys.path.append(_WS_PYTHON)
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    from reports import write_all
+    write_all(os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")))
 
 
 @pytest.fixture
