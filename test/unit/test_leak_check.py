@@ -46,7 +46,8 @@ def test_reports_are_written_by_the_session_hook_and_are_not_tests(tmp_path):
         for name in files:
             if name.endswith(".py"):
                 with open(os.path.join(folder, name)) as f:
-                    assert not re.search(r"^def test_zz_report", f.read(), re.M), f"{name}: a report is not a test"
+                    found = re.search(r"^def test_zz_report", f.read(), re.M)
+                    assert not found, f"{name}: a report is not a test"
     reports.register("unit_test_probe", lambda: {"seen": 3})
     reports.register("unit_test_empty", lambda: {})
     try:
