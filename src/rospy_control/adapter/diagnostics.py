@@ -10,7 +10,9 @@ Statuses (``name`` is ``"<node name>: <what>"``, ``hardware_id`` the bus and CAN
 
 * ``motor <name>`` -- ``mode`` (confirmed), ``requested_mode``, ``enabled``, position, velocity,
   effort, ``temperature``, ``error_code``, ``fault`` and ``fault_reason``, ``reply_timeouts``.
-  ERROR while in FAULT, WARN before the first reply or with a firmware error code.
+  ERROR while in FAULT, WARN before the first reply, with a firmware error code, within
+  ``TEMPERATURE_MARGIN`` (10 °C) of the motor's ``max_temperature`` (it faults above it), or while the
+  command watchdog holds it.  This is the one builder of motor statuses the node publishes.
 * ``imu <name>``, ``contact <name>``, ``force_torque <name>``, ``encoder <name>`` -- fault and the
   latest values.
 * ``channel <name>`` -- interface, bitrate, configured rate, measured cycles/s, ``frames_sent/s``,
@@ -51,6 +53,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
 from rospy_control.log import Throttle, get_logger
 from rospy_control.realtime import join_thread, start_thread
+from rospy_control.robot_hw._status import TEMPERATURE_MARGIN
 
 logger = get_logger(__name__)
 
@@ -78,6 +81,15 @@ def _wall(stamp: float) -> str:
     if not stamp:
         return "-"
     return time.strftime("%H:%M:%S", time.localtime(stamp)) + f".{int((stamp % 1.0) * 1000):03d}"
+
+
+def _near_max_temperature(unit: Any, state: Any) -> bool:
+    """The motor reports a temperature within :data:`TEMPERATURE_MARGIN` of its ``max_temperature``."""
+    temp = getattr(state, "temperature", None)
+    limit = getattr(unit, "max_temperature", None)
+    if not isinstance(temp, (int, float)) or not isinstance(limit, (int, float)):
+        return False
+    return temp >= limit - TEMPERATURE_MARGIN
 
 
 def _status(name: str, hardware_id: str, level: int, message: str,
@@ -211,6 +223,9 @@ class DriverDiagnostics:
             level, message = WARN, "no reply yet"
         elif getattr(state, "error_code", 0):
             level, message = WARN, f"firmware error code 0x{state.error_code:02X}"
+        elif _near_max_temperature(unit, state):
+            level, message = WARN, (f"temperature {state.temperature:.0f} C close to max_temperature "
+                                    f"{unit.max_temperature:.0f} C (FAULT above it)")
         elif getattr(state, "watchdog", False):
             level, message = WARN, ("command watchdog: the control loop sent no command for too long, the "
                                     "bus thread holds the motor")
