@@ -55,7 +55,7 @@ import time
 from typing import Any, Callable, Dict, Optional
 
 from rospy_control.log import Once, Throttle, get_logger
-from rospy_control.realtime import start_thread
+from rospy_control.realtime import RealtimeBuffer, start_thread
 
 logger = get_logger(__name__)
 
@@ -178,6 +178,11 @@ class ControlLoop:
         self._thread: Optional[threading.Thread] = None
         self._stats = ControlLoopStats()
         self._stats_lock = threading.Lock()
+        # reset requests cross threads (a ROS service thread asks, the loop honours) as the sequence
+        # number of a RealtimeBuffer: a request made while the loop handles the previous one is
+        # never lost, whatever the interleaving; _reset itself is the control thread's own
+        self._reset_requests: RealtimeBuffer[None] = RealtimeBuffer(None, "reset requests")
+        self._reset_seen = 0
         self._reset = False
         self._throttle = Throttle(5.0)
         self._once = Once()
@@ -201,10 +206,12 @@ class ControlLoop:
         thread = self._thread
         if thread is None or thread is threading.current_thread():
             return True
-        thread.join(self.JOIN_TIMEOUT if timeout is None else timeout)
+        wait = self.JOIN_TIMEOUT if timeout is None else timeout
+        thread.join(wait)
         if thread.is_alive():
-            logger.error("Control loop '%s' did not stop within %.1f s", self.name,
-                         self.JOIN_TIMEOUT if timeout is None else timeout)
+            logger.error("Control loop '%s' did not stop within %.1f s (a read, update or write call does "
+                         "not return); the controllers, the RobotHW and the buses are left to it", self.name,
+                         wait)
             return False
         return True
 
@@ -216,7 +223,7 @@ class ControlLoop:
         """Make the next cycle call ``update(time, period, True)`` (ros_control's
         ``reset_controllers``: every running controller gets ``stopping`` then ``starting``, e.g. after
         the motors were re-enabled)."""
-        self._reset = True
+        self._reset_requests.write_from_non_rt(None)
 
     def stats(self) -> ControlLoopStats:
         """A consistent copy of the counters."""
@@ -328,6 +335,10 @@ class ControlLoop:
                 hook(t, period)
             except Exception as err:  # noqa: BLE001
                 self._error("after_read", err)
+        requested = self._reset_requests.sequence()
+        if requested != self._reset_seen:
+            self._reset_seen = requested
+            self._reset = True
         cm = self.controller_manager
         if cm is not None:
             try:

@@ -35,7 +35,10 @@ later one fails (nothing half-starts):
 
 Shutdown (SIGINT, ``rosnode kill``): diagnostics and publishers stop, the services are withdrawn, the
 loop stops, every controller is stopped, the middleware sends exit-motor-mode to every motor and
-closes the buses; exit code 0.  A configuration error (hardware XML, URDF, controller YAML,
+closes the buses; exit code 0.  If the control loop's thread does not stop, the shutdown stops there
+and says so (:meth:`Driver.shutdown`).  The control loop's and the bus threads' log records go
+through a queue (:mod:`rospy_control.realtime.log_queue`), so rospy's console, file and ``/rosout``
+handlers never run on them.  A configuration error (hardware XML, URDF, controller YAML,
 parameters) is logged as one FATAL line naming the file:line or parameter, and the node exits with
 code 1; a bus that cannot be opened exits with code 2.
 
@@ -155,6 +158,7 @@ from rospy_control.hardware_interface import RobotHW
 from rospy_control.log import get_logger
 from rospy_control.middleware import Middleware
 from rospy_control.middleware.simulation.bus import default_bus_key
+from rospy_control.realtime import install_log_queue, stop_in_order
 from rospy_control.robot_hw import MiddlewareRobotHW
 from rospy_control.srv import SetSimFault, SetSimFaultResponse, SimCommandStats, SimCommandStatsResponse
 
@@ -400,28 +404,36 @@ class Driver:
         self.diagnostics.start()
 
     # -- shutdown ---------------------------------------------------------------------------------
-    def shutdown(self) -> None:
-        """Stop everything that was started, in reverse order; idempotent, never raises."""
+    def shutdown(self) -> Optional[str]:
+        """Stop everything that was started, in reverse order; idempotent, never raises.
+
+        The order is a dependency chain: nothing is torn down while a thread that may still use it
+        runs.  The observers (diagnostics, ``/joint_states``) only read; one that does not stop is
+        reported and the shutdown goes on.  The control loop is the gate: if its thread does not
+        stop (a ``read``/``update``/``write`` that never returns), the controllers' ``stopping()``,
+        the RobotHW and the buses are left alone -- stopping them under a running ``update()`` is
+        what must not happen -- and the log says so; the motors' firmware CAN timeout is then the
+        safety net.
+
+        :returns: None, or the step that stopped the sequence.
+        """
         if self._closed:
-            return
+            return None
         self._closed = True
         steps = [
-            ("diagnostics", lambda: self.diagnostics and self.diagnostics.stop()),
+            ("diagnostics", lambda: _stop_observer(self.diagnostics)),
             ("fault services", self._shutdown_services),
-            ("joint_states thread", lambda: self.joint_states and self.joint_states.stop()),
+            ("joint_states thread", lambda: _stop_observer(self.joint_states)),
             ("controller manager services", lambda: self.cm_ros and self.cm_ros.shutdown()),
-            ("control loop", lambda: self.loop and self.loop.stop()),
+            # False when the thread did not join: stop_in_order ends here
+            ("control loop", lambda: self.loop.stop() if self.loop is not None else True),
             # stops the running controllers and closes their topics, services and actions
             ("controller manager", lambda: self.controller_manager and self.controller_manager.shutdown()),
             ("robot_hw", self._shutdown_robot_hw),
             ("middleware", lambda: self.middleware and self.middleware.shutdown()),
             ("publishers", self._unregister),
         ]
-        for what, step in steps:
-            try:
-                step()
-            except Exception as err:  # noqa: BLE001 - shut down the rest regardless
-                logger.error("driver: shutting down the %s failed: %s", what, err)
+        return stop_in_order(steps, "driver")
 
     def _shutdown_robot_hw(self) -> None:
         shutdown = getattr(self.robot_hw, "shutdown", None)  # optional for a RobotHW of your own
@@ -437,6 +449,13 @@ class Driver:
         for pub in (self._js_pub, self._diag_pub):
             if pub is not None:
                 pub.unregister()
+
+
+def _stop_observer(thread_owner: Any) -> None:
+    """Stop a thread that only reads (diagnostics, /joint_states); one that does not join is logged by
+    its ``stop()`` and does not hold up the shutdown."""
+    if thread_owner is not None:
+        thread_owner.stop()
 
 
 def _simulated(mw: Optional[Middleware]) -> str:
@@ -474,6 +493,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     :returns: the exit code (0 clean shutdown, 1 configuration error, 2 hardware error).
     """
     rospy.init_node("driver", argv=argv if argv is not None else sys.argv)
+    # the control loop and the bus threads only enqueue their log records; rospy's handlers
+    # (console, file, /rosout) run in the log thread
+    log_queue = install_log_queue()
+    try:
+        return _run()
+    finally:
+        log_queue.stop()
+
+
+def _run() -> int:
     driver = None
     try:
         driver = Driver(DriverParams(lambda name, default: rospy.get_param("~" + name, default)))
@@ -489,6 +518,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         rospy.spin()
     finally:
-        driver.shutdown()
-        logger.info("driver: shut down cleanly")
+        stopped_at = driver.shutdown()
+        if stopped_at is None:
+            logger.info("driver: shut down cleanly")
     return 0

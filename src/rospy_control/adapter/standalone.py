@@ -29,8 +29,8 @@ start-up.  The pieces:
   of epoch seconds (spacing about 2.4e-7 s near 1.7e9 s) could not represent.
 * :func:`controller_states` is what ``/diagnostics`` reports about the controllers.
 
-Nothing here blocks the control loop: the sampler's only hand-off to the publishing thread is one
-tuple reference swapped per cycle.
+Nothing here blocks the control loop: the sampler's only hand-off to the publishing thread is a
+:class:`~rospy_control.realtime.RealtimeBuffer` written once per cycle.
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from rospy_control.controller_manager.controller_manager import STRICT
 from rospy_control.exceptions import ConfigError
 from rospy_control.hardware_interface import JointStateInterface, RobotHW
 from rospy_control.log import Throttle, get_logger
-from rospy_control.realtime import join_thread, start_thread
+from rospy_control.realtime import RealtimeBuffer, join_thread, start_thread
 
 logger = get_logger(__name__)
 
@@ -139,24 +139,30 @@ class JointStateSampler:
     Give :meth:`sample` to the control loop (``ControlLoop(..., after_read=sampler.sample)``) and the
     sampler itself (a callable returning :attr:`latest`) to :class:`JointStatesThread`.
 
-    :ivar latest: the last :data:`JointStateSample`, None before the first cycle (or without joints).
+    The hand-off is a :class:`~rospy_control.realtime.RealtimeBuffer`: one immutable tuple per
+    cycle, so the publishing thread never sees names of one cycle with positions of another.
     """
 
     def __init__(self, robot_hw: RobotHW) -> None:
         js = robot_hw.get(JointStateInterface)
         self._handles = [js.get_handle(n) for n in js.get_names()] if js is not None else []
         self._names = tuple(h.get_name() for h in self._handles)
-        self.latest: Optional[JointStateSample] = None
+        self._buffer: RealtimeBuffer[Optional[JointStateSample]] = RealtimeBuffer(None, "joint states")
 
     def sample(self, time: float = 0.0, period: float = 0.0) -> None:
         """Copy the current values (the control thread calls this right after ``robot_hw.read``)."""
         h = self._handles
         if h:
-            self.latest = (self._names, tuple(x.get_position() for x in h),
-                           tuple(x.get_velocity() for x in h), tuple(x.get_effort() for x in h))
+            self._buffer.write_from_rt((self._names, tuple(x.get_position() for x in h),
+                                        tuple(x.get_velocity() for x in h), tuple(x.get_effort() for x in h)))
+
+    @property
+    def latest(self) -> Optional[JointStateSample]:
+        """The last :data:`JointStateSample`, None before the first cycle (or without joints)."""
+        return self._buffer.read_from_non_rt()
 
     def __call__(self) -> Optional[JointStateSample]:
-        return self.latest
+        return self._buffer.read_from_non_rt()
 
 
 class JointStatesThread:

@@ -7,11 +7,12 @@ slow terminal, a full disk or a busy rosout would then stall the bus or control 
 
 :class:`LogQueue` gives the real-time threads a :class:`logging.handlers.QueueHandler` instead: a
 record is formatted lazily and put on an unbounded :class:`queue.SimpleQueue` (a C-level append, no
-lock shared with I/O), and the thread ``rospy_control.log`` hands it to the handlers that were on the
-logger before (:class:`logging.handlers.QueueListener`, ``respect_handler_level``).  Only the records
-of the real-time threads take that path: a filter on the queue handler lets through records whose
-``threadName`` is one of ``thread_names`` (prefixes), and a filter on the original handlers drops
-those same records there, so each record is emitted exactly once, in order per thread.
+lock shared with I/O), and the thread ``rospy_control.log.<logger>`` hands it to the handlers that
+were on the logger before (:class:`logging.handlers.QueueListener`, ``respect_handler_level``).  Only
+the records of the real-time threads take that path: the logger's handlers are replaced by one
+router that sends a record whose ``threadName`` starts with one of ``thread_names`` to the queue and
+any other straight to the original handlers, so each record is emitted exactly once, in order per
+thread.
 
 Typical use (the driver node, after ``rospy.init_node``)::
 
@@ -28,20 +29,9 @@ from typing import List, Optional, Sequence
 
 __all__ = ["LogQueue", "LogQueues", "install_log_queue", "RT_THREADS"]
 
-#: Name prefixes of the package's real-time threads: the control loop and the middleware's bus
-#: (channel) threads.
-RT_THREADS = ("rospy_control.control_loop", "rospy_control.channel.")
-
-
-class _FromThreads(logging.Filter):
-    def __init__(self, prefixes: Sequence[str], keep: bool) -> None:
-        super().__init__()
-        self.prefixes = tuple(prefixes)
-        self.keep = keep
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        ours = (record.threadName or "").startswith(self.prefixes)
-        return ours if self.keep else not ours
+#: Name prefixes of the package's real-time threads: the control loop, the middleware's bus (channel)
+#: threads and the in-process simulated firmware.
+RT_THREADS = ("rospy_control.control_loop", "rospy_control.channel.", "rospy_control.sim.")
 
 
 class _QueueHandler(logging.handlers.QueueHandler):
@@ -51,6 +41,31 @@ class _QueueHandler(logging.handlers.QueueHandler):
         record.msg = record.getMessage()
         record.args = None
         return record
+
+
+class _Router(logging.Handler):
+    """Stands in for a logger's handlers: records of the real-time threads go to the queue, the others
+    straight to the original handlers.  Takes no lock of its own (a non-real-time thread blocked in a
+    slow handler must not hold up a real-time one here)."""
+
+    def __init__(self, prefixes: Sequence[str], queue_handler: logging.Handler,
+                 handlers: Sequence[logging.Handler]) -> None:
+        super().__init__()
+        self.prefixes = tuple(prefixes)
+        self.queue_handler = queue_handler
+        self.handlers = list(handlers)
+
+    def handle(self, record: logging.LogRecord) -> bool:
+        self.emit(record)
+        return True
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if (record.threadName or "").startswith(self.prefixes):
+            self.queue_handler.handle(record)
+            return
+        for handler in self.handlers:
+            if record.levelno >= handler.level:
+                handler.handle(record)
 
 
 class LogQueue:
@@ -65,21 +80,19 @@ class LogQueue:
         self.logger = logger if logger is not None else logging.getLogger()
         self.queue: "queue.SimpleQueue[logging.LogRecord]" = queue.SimpleQueue()
         self.handlers: List[logging.Handler] = list(self.logger.handlers)
-        self._skip = _FromThreads(thread_names, keep=False)
-        self.handler = _QueueHandler(self.queue)
-        self.handler.addFilter(_FromThreads(thread_names, keep=True))
+        self.router = _Router(thread_names, _QueueHandler(self.queue), self.handlers)
         self.listener = logging.handlers.QueueListener(self.queue, *self.handlers,
                                                        respect_handler_level=True)
         self._started = False
 
     def start(self) -> "LogQueue":
-        """Install: original handlers skip the real-time threads' records, the queue takes them."""
+        """Install: the logger's handlers are replaced by the router (idempotent)."""
         if self._started:
             return self
         self._started = True
         for handler in self.handlers:
-            handler.addFilter(self._skip)
-        self.logger.addHandler(self.handler)
+            self.logger.removeHandler(handler)
+        self.logger.addHandler(self.router)
         self.listener.start()
         thread = getattr(self.listener, "_thread", None)
         if thread is not None:
@@ -87,14 +100,14 @@ class LogQueue:
         return self
 
     def stop(self) -> None:
-        """Emit what is queued, then restore the handlers (idempotent)."""
+        """Emit what is queued, then put the original handlers back (idempotent)."""
         if not self._started:
             return
         self._started = False
-        self.logger.removeHandler(self.handler)
-        self.listener.stop()  # processes the records still queued
+        self.logger.removeHandler(self.router)
         for handler in self.handlers:
-            handler.removeFilter(self._skip)
+            self.logger.addHandler(handler)
+        self.listener.stop()  # processes the records still queued
 
 
 class LogQueues:
