@@ -28,7 +28,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from rospy_control.adapter.driver_config import check_controller_params
+from rospy_control.control_loop.driver_config import check_controller_params
 from rospy_control.controller_manager import ControllerManager
 from rospy_control.exceptions import ConfigError, RospyControlError
 from rospy_control.middleware import Middleware

@@ -22,7 +22,7 @@ Statuses (``name`` is ``"<node name>: <what>"``, ``hardware_id`` the bus and CAN
 * ``control loop`` -- configured rate, measured rate, overruns (total and since last report),
   errors, execution times, host stalls (count, longest, since last report) and the trajectory
   delay they caused (the period passed to the controllers is bounded, see
-  :mod:`~rospy_control.adapter.control_loop`).  WARN when the measured rate is more than 10 % below
+  :mod:`~rospy_control.control_loop.loop`).  WARN when the measured rate is more than 10 % below
   the configured one, when overruns grew or when the host stalled since the last report (a host
   problem, never reported as a hardware fault).
 * ``faults`` -- the middleware's fault log: each fault with its wall time, unit and reason, each
@@ -104,7 +104,7 @@ class DriverDiagnostics:
     :param middleware: the :class:`~rospy_control.middleware.Middleware`, or None for a RobotHW that is
         not over it (then units, channels, faults and simulator are left out).
     :param prefix: status name prefix (the node's name).
-    :param loop: the :class:`~rospy_control.adapter.control_loop.ControlLoop` (or None).
+    :param loop: the :class:`~rospy_control.control_loop.loop.ControlLoop` (or None).
     :param robot_hw: the RobotHW; its ``diagnostics()`` or ``status()`` is reported if it has one.
     :param extra: callables returning more ``DiagnosticStatus`` objects.
     :param controller_states: callable returning ``{controller: state}`` (the standalone branch's

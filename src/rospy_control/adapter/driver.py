@@ -28,7 +28,7 @@ later one fails (nothing half-starts):
      ``<name>/command`` and ``<name>/query_state`` is the JointTrajectoryController's own.  A thread
      publishes ``joint_states`` for every joint at ``~publish_rate``, also while idle, with strictly
      increasing stamps, from the joint states the control loop copies once per cycle
-     (:mod:`rospy_control.adapter.standalone`);
+     (:mod:`rospy_control.control_loop.standalone`);
 
 7. ``/diagnostics`` about once per second from its own thread
    (:mod:`rospy_control.adapter.diagnostics`).
@@ -127,10 +127,10 @@ from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger, TriggerResponse
 
-from rospy_control.adapter.control_loop import ControlLoop
+from rospy_control.control_loop.loop import ControlLoop
 from rospy_control.adapter.controller_manager_ros import ControllerManagerRos
 from rospy_control.adapter.diagnostics import DiagnosticsThread, DriverDiagnostics
-from rospy_control.adapter.driver_config import (
+from rospy_control.control_loop.driver_config import (
     JSC_TYPE,
     DriverParams,
     build_robot_hw,
@@ -140,10 +140,10 @@ from rospy_control.adapter.driver_config import (
     default_trajectory_controllers,
     joint_names,
 )
-from rospy_control.adapter.fault_reset import FaultReset
+from rospy_control.control_loop.fault_reset import FaultReset
 from rospy_control.adapter.ros_node_handle import RosNodeHandle
 from rospy_control.adapter.sim_node import sim_fault_services
-from rospy_control.adapter.standalone import (
+from rospy_control.control_loop.standalone import (
     JointStateSampler,
     JointStatesThread,
     controller_states,

@@ -28,7 +28,7 @@ class FaultReset:
 
     :param robot_hw: a :class:`~rospy_control.robot_hw.MiddlewareRobotHW` (``reset_faults``,
         ``faulted_motors``, ``middleware``).
-    :param loop: the :class:`~rospy_control.adapter.control_loop.ControlLoop` (``stats().cycles``,
+    :param loop: the :class:`~rospy_control.control_loop.loop.ControlLoop` (``stats().cycles``,
         ``is_running()``), or None.
     :param settle_timeout: seconds to wait for the control loop after the middleware answered.
     """

@@ -20,7 +20,7 @@ start-up.  The pieces:
   controller the switch aborts (the motors did not confirm their modes within the switch timeout,
   or its ``starting()`` raised) is logged and reported, the node keeps running.
 * :class:`JointStateSampler` copies every joint's position, velocity and effort once per control
-  cycle (the :class:`~rospy_control.adapter.control_loop.ControlLoop`'s ``after_read`` hook), so the
+  cycle (the :class:`~rospy_control.control_loop.loop.ControlLoop`'s ``after_read`` hook), so the
   published values come from one consistent cycle.
 * :class:`JointStatesThread` publishes that copy as ``sensor_msgs/JointState`` for every joint of
   the RobotHW's JointStateInterface at its own rate, also when idle, with strictly increasing

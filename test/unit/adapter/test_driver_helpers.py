@@ -11,16 +11,16 @@ import yaml
 
 from adapter_testutil import PARAMS, SmallRobotHW, make_registry
 
-from rospy_control.adapter.control_loop import ControlLoop
+from rospy_control.control_loop.loop import ControlLoop
 from rospy_control.adapter.diagnostics import OK, WARN, DriverDiagnostics
-from rospy_control.adapter.driver_config import (
+from rospy_control.control_loop.driver_config import (
     DriverParams,
     check_controller_params,
     controller_namespaces,
     default_sensor_controllers,
     default_trajectory_controllers,
 )
-from rospy_control.adapter.standalone import (
+from rospy_control.control_loop.standalone import (
     JointStateSampler,
     JointStatesThread,
     stamp_from_nsec,
@@ -395,7 +395,7 @@ def test_diagnostics_report_motors_channels_loop_and_robot_hw(arm):
         name = "control_loop"
 
         def stats(self):
-            from rospy_control.adapter.control_loop import ControlLoopStats
+            from rospy_control.control_loop.loop import ControlLoopStats
             s = ControlLoopStats()
             s.cycles = 400
             s.overruns = 2

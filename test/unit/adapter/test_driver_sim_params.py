@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from rospy_control.adapter.driver_config import DriverParams
+from rospy_control.control_loop.driver_config import DriverParams
 from rospy_control.exceptions import ConfigError
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))

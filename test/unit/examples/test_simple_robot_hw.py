@@ -15,7 +15,7 @@ from control_msgs.msg import FollowJointTrajectoryGoal
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectoryPoint
 
-from rospy_control.adapter.driver_config import load_robot_hw
+from rospy_control.control_loop.driver_config import load_robot_hw
 from rospy_control.examples.simple_robot_hw import SimpleRobotHW
 from rospy_control.exceptions import ConfigError
 from rospy_control.hardware_interface import CombinedRobotHW, JointStateInterface, PositionJointInterface

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from rospy_control.adapter.control_loop import ControlLoop
+from rospy_control.control_loop.loop import ControlLoop
 from rospy_control.realtime import LogQueue, RealtimeBuffer, ShutdownIncomplete, start_thread, stop_in_order
 
 
