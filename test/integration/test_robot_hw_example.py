@@ -65,7 +65,8 @@ class RobotHWExampleTest(unittest.TestCase):
         return client.get_state(), client.get_result()
 
     def test_01_the_example_robot_hw_runs_not_the_can_robot(self):
-        self.assertEqual(rospy.get_param("/driver/robot_hardware"), ["servos"])
+        where = rospy.get_param("~robot_hardware_param", "/driver/robot_hardware")
+        self.assertEqual(rospy.get_param(where), ["servos"])
         msg = u.wait_fresh(self.js, rospy.get_time())
         self.assertIsNotNone(msg)
         self.assertEqual(set(self.all_joints) - set(msg.name), set(), "joints missing in /joint_states")

@@ -211,7 +211,8 @@ class Driver:
         self.root_nh = RosNodeHandle()
         if p.robot_hardware is not None:
             # any RobotHW, named by ~robot_hardware (ros_control's combined_robot_hw parameters)
-            self.robot_hw = load_robot_hw(self.root_nh, self.root_nh.child("~"))
+            robot_hw_nh = self.root_nh if p.robot_hardware_in_namespace else self.root_nh.child("~")
+            self.robot_hw = load_robot_hw(self.root_nh, robot_hw_nh)
             if isinstance(self.robot_hw, MiddlewareRobotHW):
                 self.middleware = self.robot_hw.middleware
         else:
@@ -225,6 +226,8 @@ class Driver:
                         "x 2 control periods)", len(caps))
         joints = joint_names(self.robot_hw)
         tree = _param_tree(self.root_nh.namespace)
+        if p.robot_hardware_in_namespace:  # the RobotHWs' namespaces have a 'type' too: not controllers
+            tree = {k: v for k, v in tree.items() if k != "robot_hardware" and k not in p.robot_hardware}
         types = controller_namespaces(tree)
         if p.check_controllers:
             for warning in check_controller_params(tree, self.root_nh.namespace, joints, CONTROLLER_TYPES):
@@ -505,7 +508,8 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _run() -> int:
     driver = None
     try:
-        driver = Driver(DriverParams(lambda name, default: rospy.get_param("~" + name, default)))
+        driver = Driver(DriverParams(lambda name, default: rospy.get_param("~" + name, default),
+                                     rospy.get_param("robot_hardware", None)))
         driver.start()
     except ConfigError as err:
         rospy.logfatal("driver: configuration error, not starting: %s", err)

@@ -35,6 +35,9 @@ class DriverParams:
     module docstring of :mod:`rospy_control.adapter.driver`).
 
     :param get: ``get(name, default)`` for private names (``rospy.get_param("~" + name, default)``).
+    :param namespace_robot_hardware: ``robot_hardware`` of the node's namespace (not private), used
+        when ``~robot_hardware`` is not set: ros_control's ``combined_robot_hw`` nodes read it there,
+        so a YAML loaded into the launch namespace works too.
     :raises ConfigError: a value of the wrong kind, naming the parameter (``~control_rate``, ...).
     """
 
@@ -45,10 +48,15 @@ class DriverParams:
     #: s the driver waits for the simulator process before it falls back to the in-process one
     SIM_WAIT = 60.0
 
-    def __init__(self, get: Callable[[str, Any], Any]) -> None:
+    def __init__(self, get: Callable[[str, Any], Any], namespace_robot_hardware: Any = None) -> None:
         #: ``~robot_hardware``: the RobotHW(s) to load (ros_control's combined_robot_hw shape); None:
         #: the CAN middleware RobotHW of ``~configure``
         self.robot_hardware = get("robot_hardware", None)
+        #: True: :attr:`robot_hardware` (and each part's parameters) are in the node's namespace
+        self.robot_hardware_in_namespace = False
+        if self.robot_hardware is None and namespace_robot_hardware is not None:
+            self.robot_hardware = namespace_robot_hardware
+            self.robot_hardware_in_namespace = True
         self.configure = get("configure", None)
         self.sim = _as_bool("~sim", get("sim", True))
         # false unless asked for: a driver started on its own (rosrun, a test's subprocess) has no
@@ -80,7 +88,7 @@ class DriverParams:
             if not isinstance(self.robot_hardware, list) or not self.robot_hardware or \
                     not all(isinstance(n, str) and n for n in self.robot_hardware):
                 raise ConfigError(f"expected a non-empty list of RobotHW names, got {self.robot_hardware!r}",
-                                  "~robot_hardware")
+                                  "robot_hardware" if self.robot_hardware_in_namespace else "~robot_hardware")
         elif not isinstance(self.configure, str) or not self.configure.strip():
             raise ConfigError("private parameter ~configure is not set: give the hardware XML path "
                               "(or the XML text), e.g. _configure:=$(rospack find rospy_control)/config/"

@@ -86,6 +86,17 @@ def test_params_robot_hardware_needs_no_hardware_xml():
     p = _params(robot_hardware=["servos"])
     assert p.robot_hardware == ["servos"] and p.configure is None
     assert _params(configure="x.xml").robot_hardware is None  # the CAN RobotHW, as before
+    assert not p.robot_hardware_in_namespace
+
+
+def test_params_robot_hardware_in_the_node_namespace_as_combined_robot_hw_reads_it():
+    p = DriverParams(lambda name, default: default, ["servos"])
+    assert p.robot_hardware == ["servos"] and p.robot_hardware_in_namespace
+    private = DriverParams(lambda name, default: ["a"] if name == "robot_hardware" else default, ["b"])
+    assert private.robot_hardware == ["a"] and not private.robot_hardware_in_namespace  # ~ first
+    with pytest.raises(ConfigError) as err:
+        DriverParams(lambda name, default: default, "servos")
+    assert err.value.source == "robot_hardware"
 
 
 # -- controller YAML -------------------------------------------------------------------------------
