@@ -20,6 +20,7 @@ import unittest
 import rospy
 import rostest
 from actionlib_msgs.msg import GoalStatus
+from controller_manager_msgs.srv import ListControllers
 from std_msgs.msg import Float64MultiArray
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -53,6 +54,16 @@ class RobotHWExampleTest(unittest.TestCase):
         cls.gripper = u.client(GRIPPER, 60.0)
         if not u.wait_for(lambda: cls.js.positions(cls.arm_joints) is not None, 60.0):
             raise AssertionError("no /joint_states with the arm joints")
+        if cls.use_ros_control:  # the action servers exist once loaded; goals need the spawner's start
+            rospy.wait_for_service("controller_manager/list_controllers", 60.0)
+            lister = rospy.ServiceProxy("controller_manager/list_controllers", ListControllers)
+
+            def running():
+                states = {c.name: c.state for c in lister().controller}
+                return states.get(ARM) == "running" and states.get(GRIPPER) == "running"
+
+            if not u.wait_for(running, 120.0, 0.2):
+                raise AssertionError("the spawner did not start arm_controller and gripper_controller")
 
     def run_goal(self, client, joints, target, duration):
         start = u.wait_fresh(self.js, rospy.get_time())
