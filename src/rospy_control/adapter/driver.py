@@ -5,7 +5,8 @@ branches (``docs/architecture.md``, "The driver node").
 later one fails (nothing half-starts):
 
 1. read the private parameters below;
-2. build the :class:`~rospy_control.middleware.Middleware` from ``~configure`` (a file path or the
+2. with ``~robot_hardware`` (see below): load and ``init`` that RobotHW, skip to step 4; otherwise
+   build the :class:`~rospy_control.middleware.Middleware` from ``~configure`` (a file path or the
    XML text itself), honouring ``~sim``;
 3. read the URDF from ``robot_description`` (resolved in the node's namespace, as
    ``robot_state_publisher`` does) and build the
@@ -46,7 +47,16 @@ ROS API
 -------
 Private parameters (all settable from ``launch/bringup.launch`` arguments):
 
-* ``~configure`` (string, **required**) -- hardware XML: a file path, or the XML text itself.
+* ``~robot_hardware`` (list of names, default none) -- run your own RobotHW(s) instead of the CAN one,
+  with ros_control's ``combined_robot_hw`` parameters: for each name, ``~<name>/type`` (a registered
+  ``pkg/Type``, the class ``Type`` of the Python package ``pkg``, or ``module:Class``) and that
+  RobotHW's own parameters under ``~<name>/``; it is constructed without arguments and given
+  ``init(root_nh, ~<name>)`` (``docs/writing_a_robot_hw.md``).  Absent, ``robot_hardware`` in the
+  node's namespace is used the same way (``<name>/...`` there).  With either, ``~configure``,
+  ``~sim``, ``~sim_process`` and ``~hold_mode`` are not used, and ``~reset_faults`` / ``~sim/*`` are
+  not offered (they act on the CAN middleware).
+* ``~configure`` (string, **required** without ``~robot_hardware``) -- hardware XML: a file path, or the
+  XML text itself.
 * ``~sim`` (bool, default true) -- true: every CAN channel is simulated (the XML's ``<simulation>``
   elements give the model; channels without one get default models); false: every
   ``<simulation>`` element is ignored and the configured real python-can interfaces are opened.
