@@ -67,7 +67,7 @@ from controller_manager_msgs.srv import (
 
 from rospy_control.controller_interface.node_handle import NodeHandle, Publisher, ServiceServer
 from rospy_control.log import Throttle, get_logger
-from rospy_control.realtime import start_thread
+from rospy_control.realtime import join_thread, start_thread
 
 logger = get_logger(__name__)
 
@@ -144,9 +144,7 @@ class ControllerManagerRos:
     def shutdown(self) -> None:
         """Withdraw the services and the statistics topic; idempotent.  Does not touch the core."""
         self._stop.set()
-        thread = self._stats_thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(2.0)
+        join_thread(self._stats_thread, 2.0, "controller manager statistics")  # logs one that did not stop
         self.nh.shutdown()
         self._services = []
 

@@ -25,7 +25,7 @@ from typing import Any, Optional
 
 from rospy_control.controller_interface.node_handle import NodeHandle, Publisher
 from rospy_control.log import Throttle, get_logger
-from rospy_control.realtime import start_thread
+from rospy_control.realtime import join_thread, start_thread
 
 logger = get_logger(__name__)
 
@@ -93,8 +93,7 @@ class RealtimePublisher:
                 return
             self._running = False
             self._cond.notify_all()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(self.JOIN_TIMEOUT)
+        join_thread(self._thread, self.JOIN_TIMEOUT, "RealtimePublisher")  # logs one that did not stop
         self.publisher.unregister()
 
     def _publish(self, msg: Any) -> None:

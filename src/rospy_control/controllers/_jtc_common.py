@@ -24,7 +24,7 @@ from rospy_control.controllers._common import PublishRate
 from rospy_control.exceptions import ConfigError, ControllerError, JointLimitsError
 from rospy_control.joint_limits import JointLimits, params as limit_params
 from rospy_control.log import Throttle, get_logger
-from rospy_control.realtime import start_thread
+from rospy_control.realtime import join_thread, start_thread
 from rospy_control.trajectory import TrajectoryLimits
 from rospy_control.urdf import UrdfJoint, load_robot_description
 
@@ -199,8 +199,7 @@ class DeferredPublisher:
             return
         self._running = False
         self._wake.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(self.JOIN_TIMEOUT)
+        join_thread(self._thread, self.JOIN_TIMEOUT, "DeferredPublisher")  # logs one that did not stop
         self.publisher.unregister()
 
 
@@ -265,5 +264,4 @@ class PeriodicWorker:
     def shutdown(self) -> None:
         """Stop the thread; idempotent."""
         self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(self.JOIN_TIMEOUT)
+        join_thread(self._thread, self.JOIN_TIMEOUT, "PeriodicWorker")  # logs one that did not stop
