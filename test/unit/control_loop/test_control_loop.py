@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from rospy_control.adapter.control_loop import ControlLoop
+from rospy_control.control_loop.loop import ControlLoop
 
 
 class Recorder:
@@ -89,9 +89,12 @@ def test_without_controller_manager_only_read_and_write():
 def test_thread_runs_cycles_with_measured_periods():
     rec = Recorder()
     loop = ControlLoop(rec, rec, rate=200.0, now=time.monotonic)
+    t0 = time.monotonic()
     run_for(loop, 0.5)
+    elapsed = time.monotonic() - t0  # the sleep may end late on a busy host: bound by what elapsed
     stats = loop.stats()
-    assert 20 <= stats.cycles <= 101  # generous: the exact schedule is tested on a simulated clock
+    # generous: the exact schedule is tested on a simulated clock; never more than the rate allows
+    assert 20 <= stats.cycles <= int(elapsed * 200.0) + 2
     assert rec.names()[:3] == ["read", "update", "write"]
     periods = [c[2] for c in rec.calls if c[0] == "update"]
     assert periods[0] == pytest.approx(0.005)
