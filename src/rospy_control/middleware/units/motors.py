@@ -1,11 +1,11 @@
-"""MIT-mode motors: :class:`Motor`, its :class:`ControlMode` and :class:`MotorState`."""
+"""MIT-mode motors: :class:`Motor`, the MIT protocol behind the device contract
+(:class:`~.actuator.ActuatorUnit`, which also defines :class:`ControlMode` and :class:`MotorState`)."""
 from __future__ import annotations
 
 import itertools
 import math
 import struct
-from enum import IntEnum
-from typing import NamedTuple, Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 import can
 
@@ -15,7 +15,10 @@ from rospy_control.middleware.config import (
     AttributeReader, ElementInfo, UnitInfo, non_negative, to_float, to_int, to_str,
 )
 from rospy_control.middleware.protocols import mit
-from rospy_control.middleware.units.base import CanUnit, SharedReply, frame_bits
+from rospy_control.middleware.units.actuator import (
+    WATCHDOG_MODES, ActuatorUnit, Capabilities, ControlMode, MotorState,
+)
+from rospy_control.middleware.units.base import SharedReply, frame_bits
 from rospy_control.middleware.units.step_limit import PositionStepLimiter
 
 logger = get_logger(__name__)
@@ -23,46 +26,6 @@ logger = get_logger(__name__)
 _U64 = struct.Struct(">Q")
 
 __all__ = ["ControlMode", "Motor", "MotorState", "WATCHDOG_MODES"]
-
-#: values of :attr:`Motor.watchdog_mode`
-WATCHDOG_MODES = ("position", "damping", "none")
-
-
-class ControlMode(IntEnum):
-    """Command mode of a :class:`Motor`, realised in MIT mode.
-
-    * ``NONE``: zero gains and torque (the motor is enabled but limp; the frame still polls state).
-    * ``POSITION``: ``p_des`` = command, ``kp``/``kd`` = the motor's position gains.
-    * ``VELOCITY``: ``kp = 0``, ``kd`` = velocity gain, ``v_des`` = command.
-    * ``EFFORT``: ``kp = kd = 0``, ``t_ff`` = command.
-    * ``MIT``: p, v, kp, kd, t given explicitly.
-    """
-
-    NONE = 0
-    POSITION = 1
-    VELOCITY = 2
-    EFFORT = 3
-    MIT = 4
-
-
-class MotorState(NamedTuple):
-    """One cycle's view of a motor, in joint-side units (direction and zero offset applied)."""
-
-    name: str
-    position: float        #: rad (m for linear motors)
-    velocity: float        #: rad/s
-    effort: float          #: N·m
-    temperature: Optional[float]  #: deg C (DLC 8 replies) or None
-    error_code: int        #: firmware error byte (DLC 8), 0 = none
-    enabled: bool          #: in motor mode (enter frame acknowledged)
-    mode: ControlMode      #: confirmed mode: a reply arrived after a frame in this mode was sent
-    requested_mode: ControlMode
-    fault: bool            #: stays True while a reset is being probed, until recovery is confirmed
-    fault_reason: str
-    stamp: float           #: time.perf_counter() of the last reply, 0.0 if none yet
-    received: bool         #: at least one reply decoded
-    fault_time: float = 0.0   #: time.time() when the fault happened, 0.0 when not in FAULT
-    watchdog: bool = False    #: the command watchdog holds the motor (no new command for command_timeout)
 
 
 def _read_limits(el: Optional[ElementInfo], default: mit.MitLimits, owner: ElementInfo) -> mit.MitLimits:
@@ -85,7 +48,7 @@ def _read_limits(el: Optional[ElementInfo], default: mit.MitLimits, owner: Eleme
 _REPLY = struct.Struct(">BHHB")
 
 
-class Motor(CanUnit):
+class Motor(ActuatorUnit):
     """An MIT-mode motor (CubeMars AK, Mini-Cheetah firmware, DaMiao in MIT mode).
 
     Joint-side values (what :class:`MotorState` reports and commands take) relate to the motor's
@@ -127,6 +90,8 @@ class Motor(CanUnit):
     TYPE_NAME = "rospy_control/Motor"
     _state: MotorState
     PROBE_REQUEST = "enter-motor-mode"
+    CAPABILITIES = Capabilities(modes=frozenset(ControlMode), position_velocity_ff=True,
+                                position_effort_ff=True, velocity_effort_ff=True, gains=True, set_zero=True)
     #: seconds between two watchdog warnings of one motor
     WATCHDOG_LOG_PERIOD = 5.0
     UNIT_KIND = "motor"
@@ -250,7 +215,20 @@ class Motor(CanUnit):
         kw["limits"] = _read_limits(el.child("limits"), cls.DEFAULT_LIMITS, el)
         m = cls(info.name, **kw)
         m.where = f"{el.source}:{el.line}"
+        m.check_encodable()
         return m
+
+    # -- contract: ranges -----------------------------------------------------------------------------
+    @property
+    def effort_range(self) -> Tuple[float, float]:
+        lo, hi = self.limits.t_min, self.limits.t_max
+        return (lo, hi) if self.direction > 0 else (-hi, -lo)
+
+    def encodable_ranges(self) -> Dict[str, Tuple[float, float]]:
+        """The gains against the kp and kd fields' ranges of the motor's ``<limits>``."""
+        L = self.limits
+        return {"position_kp": (L.kp_min, L.kp_max), "position_kd": (L.kd_min, L.kd_max),
+                "velocity_kd": (L.kd_min, L.kd_max)}
 
     # -- commands (any thread, non-blocking) ----------------------------------------------------------
     def _reject_non_finite(self, *values: float) -> bool:
@@ -288,6 +266,8 @@ class Motor(CanUnit):
             data = mit.pack_command(0.0, 0.0, 0.0, 0.0, d * value, self.limits)
         elif mode == ControlMode.NONE:
             data = self._limp
+        elif mode == ControlMode.DAMPING:
+            data = mit.pack_command(0.0, 0.0, 0.0, self.velocity_kd, 0.0, self.limits)
         elif mode == ControlMode.MIT:
             raise ValueError(f"motor '{self.name}': use set_mit_command() for MIT mode")
         else:
@@ -332,6 +312,8 @@ class Motor(CanUnit):
         self._cmd = (ControlMode.MIT, mit.pack_command(
             d * position + self.zero_offset, d * velocity, kp, kd, d * effort, self.limits))
         self._cmd_seq = next(self._cmd_counter)
+
+    set_impedance = set_mit_command
 
     def request_mode(self, mode: ControlMode) -> None:
         """Switch to ``mode`` with a safe value: POSITION holds the last measured position,
@@ -391,9 +373,9 @@ class Motor(CanUnit):
         return frame_bits(8) + frame_bits(self.reply_dlc)
 
     # -- channel contract ---------------------------------------------------------------------------
-    def _activate(self, now: float, enable: bool, fault_timeout: float, period: Optional[float] = None,
-                  command_timeout: float = 0.0) -> None:
-        super()._activate(now, enable, fault_timeout, period, command_timeout)
+    def activate(self, now: float, enable: bool, fault_timeout: float, period: Optional[float] = None,
+                 command_timeout: float = 0.0) -> None:
+        super().activate(now, enable, fault_timeout, period, command_timeout)
         self._enabled = False
         self._exit_sent = False
         self._reenter = False
@@ -402,15 +384,15 @@ class Motor(CanUnit):
         self._wd_cap = 2.0 * (period if period else 0.01)
         self._wd_reset(now)
 
-    def _deactivate(self) -> None:
-        super()._deactivate()
+    def deactivate(self) -> None:
+        super().deactivate()
         self._enabled = False
 
-    def _poll(self, now: float) -> Optional[can.Message]:
+    def poll(self, now: float) -> Optional[can.Message]:
         # the previous cycle's snapshot is published by now (same thread): its mode may count as confirmed
         self._published_mode = self._state.mode
         if self._reset_req != self._reset_seen:
-            self._begin_poll(now)
+            self.begin_poll(now)
         msg = self._msg
         if self._fault and not self._probing:
             if not self._exit_sent:
@@ -506,9 +488,9 @@ class Motor(CanUnit):
         self._wd_active = True
         self.watchdog_trips += 1
         stale_ms = 1000.0 * self._wd_stale
-        self._emit("watchdog_hold", f"no new command for {stale_ms:.0f} ms (command_timeout "
-                                    f"{1000.0 * self._cmd_timeout:.0f} ms, last mode {mode.name}): "
-                                    f"holding {what}")
+        self.emit("watchdog_hold", f"no new command for {stale_ms:.0f} ms (command_timeout "
+                  f"{1000.0 * self._cmd_timeout:.0f} ms, last mode {mode.name}): "
+                  f"holding {what}")
         if self._wd_log.ready("trip"):
             logger.warning("motor '%s': no new command for %.0f ms (command_timeout %.0f ms, last mode %s); "
                            "the watchdog holds %s (watchdog_mode %s; %d trips so far)", self.name, stale_ms,
@@ -519,11 +501,11 @@ class Motor(CanUnit):
             return
         self._wd_active = False
         self._wd_applied = ""
-        self._emit("watchdog_released", "new command: the watchdog hold ended")
+        self.emit("watchdog_released", "new command: the watchdog hold ended")
         if self._wd_log.ready("release"):
             logger.info("motor '%s': commands resumed, watchdog hold ended", self.name)
 
-    def _on_frame(self, arb_id: int, data, now: float) -> int:
+    def on_frame(self, arb_id: int, data, now: float) -> int:
         n = len(data)
         if n < 6:
             self.bad_frames += 1
@@ -537,12 +519,12 @@ class Motor(CanUnit):
             temp = self._temp = float(data[6])
             err = self._err = data[7]
             if err:
-                self._report_error(f"motor reported error code 0x{err:02X}",
-                                   f"motor still reports error code 0x{err:02X}")
+                self.report_error(f"motor reported error code 0x{err:02X}",
+                                  f"motor still reports error code 0x{err:02X}")
             elif temp > self.max_temperature:
                 what = f"over-temperature: {temp:.0f} C > max_temperature {self.max_temperature:.0f} C"
-                self._report_error(what, "motor still reports " + what)
-        self._got_reply(now)
+                self.report_error(what, "motor still reports " + what)
+        self.got_reply(now)
         if self._inflight_enter:
             self._inflight_enter = False
             self._enabled = True
@@ -555,9 +537,9 @@ class Motor(CanUnit):
             return 1
         return 0
 
-    def _end_cycle(self, now: float, on_time: bool = True) -> MotorState:
+    def end_cycle(self, now: float, on_time: bool = True) -> MotorState:
         if self._awaiting or self._probing:
-            self._judge(now, on_time)
+            self.judge(now, on_time)
         fault = self._fault
         s = self._state = MotorState(
             self.name, self._pos, self._vel, self._eff, self._temp, self._err,
@@ -570,24 +552,24 @@ class Motor(CanUnit):
         return MotorState(self.name, 0.0, 0.0, 0.0, None, 0, False, ControlMode.NONE, ControlMode.NONE,
                           False, "", 0.0, False, 0.0, False)
 
-    def _exit_message(self) -> Optional[can.Message]:
+    def exit_message(self) -> Optional[can.Message]:
         return can.Message(arbitration_id=self.can_id, is_extended_id=False, data=mit.EXIT_MOTOR_MODE)
 
     # -- fault life cycle -------------------------------------------------------------------------------
-    def _on_fault(self) -> None:
+    def on_fault(self) -> None:
         self._exit_sent = False   # one exit-motor-mode frame, then nothing
         self._wd_active = False
 
-    def _on_probe_start(self, now: float) -> None:
+    def on_probe_start(self, now: float) -> None:
         self._enabled = False     # the next poll sends enter-motor-mode
         self._inflight_enter = False
         self._err = 0
 
-    def _on_probe_failed(self) -> None:
+    def on_probe_failed(self) -> None:
         self._enabled = False
         self._exit_sent = False   # leave motor mode again (once)
 
-    def _on_recovered(self, now: float) -> None:
+    def on_recovered(self, now: float) -> None:
         # start limp (ControlMode.NONE) like after start-up; not a caller's command, so the watchdog
         # counter is untouched and the staleness starts from zero
         self._cmd = (ControlMode.NONE, self._limp)
