@@ -25,8 +25,8 @@ from rospy_control.middleware.simulation.bus import (
 )
 from rospy_control.middleware.sim_link import SimLink, connect_simulator_process
 from rospy_control.middleware.units import (
-    WATCHDOG_MODES, ActuatorUnit, CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor,
-    HardwareUnit, ImuSensor, Motor, UnitGroup,
+    WATCHDOG_MODES, ActuatorUnit, CanUnit, ContactSensor, ControlMode, Encoder, ExampleMotor,
+    ForceTorqueSensor, HardwareUnit, ImuSensor, Motor, UnitGroup,
 )
 from rospy_control.plugins import Registry
 
@@ -36,7 +36,7 @@ logger = get_logger(__name__)
 
 #: Hardware unit types usable in ``<unit type="...">`` / ``<group type="...">``.
 UNIT_TYPES = Registry("hardware unit type", HardwareUnit)
-for _cls in (Motor, Encoder, ImuSensor, ContactSensor, ForceTorqueSensor, UnitGroup):
+for _cls in (Motor, ExampleMotor, Encoder, ImuSensor, ContactSensor, ForceTorqueSensor, UnitGroup):
     UNIT_TYPES.register(_cls.TYPE_NAME, _cls)
 #: Channel types usable in ``<channel type="...">``.
 CHANNEL_TYPES = Registry("channel type", CanChannel)

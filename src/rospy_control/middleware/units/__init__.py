@@ -2,8 +2,10 @@
 
 Modules: :mod:`.base` (:class:`HardwareUnit`, :class:`UnitGroup`, :class:`CanUnit` and the channel
 contract), :mod:`.actuator` (the device contract of actuators: :class:`ActuatorUnit`,
-:class:`ControlMode`, :class:`MotorState`, :class:`Capabilities`), :mod:`.motors` (:class:`Motor`, MIT
-mode), :mod:`.sensors`
+:class:`ControlMode`, :class:`MotorState`, :class:`Capabilities`), :mod:`.request_reply`
+(:class:`RequestReplyActuator`: the protocol-free machinery of a request/reply actuator),
+:mod:`.motors` (:class:`Motor`, MIT mode), :mod:`.example_motor` (:class:`ExampleMotor`, the device of
+``docs/writing_a_device.md``), :mod:`.sensors`
 (:class:`CanSensor` and the sensor types with their states).  Everything is importable from here.
 
 Threading model
@@ -44,7 +46,9 @@ from rospy_control.middleware.units.base import (
 from rospy_control.middleware.units.actuator import (
     WATCHDOG_MODES, ActuatorState, ActuatorUnit, Capabilities, ControlMode, MotorState, UnsupportedCommand,
 )
+from rospy_control.middleware.units.example_motor import ExampleMotor
 from rospy_control.middleware.units.motors import Motor
+from rospy_control.middleware.units.request_reply import Command, Reply, RequestReplyActuator
 from rospy_control.middleware.units.sensors import (
     CanSensor, ContactSensor, ContactState, Encoder, EncoderState, ForceTorqueSensor, ForceTorqueState,
     ImuSensor, ImuState, SensorAttribute,
@@ -54,13 +58,15 @@ __all__ = [
     "ControlMode", "HardwareUnit", "UnitGroup", "CanUnit", "Motor", "Encoder", "ImuSensor",
     "ContactSensor", "ForceTorqueSensor", "MotorState", "EncoderState", "ImuState", "ContactState",
     "ForceTorqueState", "SharedReply", "WATCHDOG_MODES", "miss_limit", "CanSensor", "SensorAttribute",
-    "frame_bits", "ActuatorUnit", "ActuatorState", "Capabilities", "UnsupportedCommand",
+    "frame_bits", "ActuatorUnit", "ActuatorState", "Capabilities", "UnsupportedCommand", "Command", "Reply",
+    "RequestReplyActuator", "ExampleMotor",
 ]
 
 # The classes are documented, named in messages ("does not derive from ...") and pickled under this
 # package, whichever of its modules defines them.
 for _cls in (HardwareUnit, UnitGroup, CanUnit, SharedReply, ControlMode, ActuatorUnit, Capabilities,
-             UnsupportedCommand, Motor, MotorState, CanSensor,
+             UnsupportedCommand, Command, Reply, RequestReplyActuator, ExampleMotor, Motor, MotorState,
+             CanSensor,
              Encoder, EncoderState, ImuSensor, ImuState, ContactSensor, ContactState, ForceTorqueSensor,
              ForceTorqueState, SensorAttribute):
     _cls.__module__ = __name__
