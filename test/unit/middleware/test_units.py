@@ -52,9 +52,10 @@ def test_mode_is_confirmed_by_the_first_reply_after_a_frame_in_that_mode():
 def test_effort_and_mit_and_direction_offset_encoding():
     m = active_motor(direction=-1, zero_offset=0.5)
     m.set_command(ControlMode.EFFORT, 2.0)
-    assert m._cmd[1] == mit.pack_command(0, 0, 0, 0, -2.0, L)
+    assert m.encode_command(m.command) == mit.pack_command(0, 0, 0, 0, -2.0, L)
     m.set_mit_command(0.25, 1.0, 10.0, 0.2, 1.0)
-    assert m._cmd == (ControlMode.MIT, mit.pack_command(0.25, -1.0, 10.0, 0.2, -1.0, L))
+    assert m.command_mode == ControlMode.MIT
+    assert m.encode_command(m.command) == mit.pack_command(0.25, -1.0, 10.0, 0.2, -1.0, L)
     m.poll(0.0)
     m.on_frame(0, reply(p=0.1, v=2.0, t=-3.0), 0.0)
     s = m.end_cycle(0.0)
@@ -68,7 +69,7 @@ def test_effort_and_mit_and_direction_offset_encoding():
 def test_position_command_is_clamped_to_the_motor_range():
     m = active_motor()
     m.set_command(ControlMode.POSITION, 100.0)
-    assert m._cmd[1][:2] == b"\xff\xff"
+    assert m.encode_command(m.command)[:2] == b"\xff\xff"
 
 
 def test_timeout_fault_needs_n_misses_and_fault_timeout():

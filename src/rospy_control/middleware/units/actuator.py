@@ -3,11 +3,12 @@
 
 Everything above the middleware -- the RobotHW, the control loop, fault reset, gravity feed-forward,
 ``/diagnostics``, ``hw_check`` -- talks to an actuator only through :class:`ActuatorUnit`, in SI units
-and joint-side values, never through a protocol.  A protocol is one subclass: MIT mode is
-:class:`~rospy_control.middleware.units.Motor`; a device that answers each command frame with one
-reply can be written on :class:`~rospy_control.middleware.units.RequestReplyActuator`, which carries
-the protocol-free machinery (command watchdog, position-step cap, fault life cycle, reset probes) so
-that the device itself only encodes and decodes frames (``docs/writing_a_device.md``).
+and joint-side values, never through a protocol.  A protocol is one subclass.  A device that answers
+each command frame with one reply is written on
+:class:`~rospy_control.middleware.units.RequestReplyActuator` (MIT mode,
+:class:`~rospy_control.middleware.units.Motor`, is one), which carries the protocol-free machinery
+(command watchdog, position-step cap, fault life cycle, reset probes), so that the device itself only
+encodes and decodes frames (``docs/writing_a_device.md``).
 
 What an actuator offers (all methods any thread, non-blocking, unless noted)
 

@@ -47,7 +47,7 @@ class ExampleMotor(RequestReplyActuator):
         return example.pack_command(example.ExampleCommand(
             _MODES[command.mode], command.position, command.velocity, command.effort, command.kp, command.kd))
 
-    def decode_reply(self, arb_id: int, data: bytes) -> Optional[Reply]:
+    def decode_reply(self, arb_id: int, data) -> Optional[Reply]:
         if len(data) != 8:
             return None
         r = example.unpack_reply(data)

@@ -96,8 +96,9 @@ class RequestReplyActuator(ActuatorUnit):
     REPLY_DLC: ClassVar[int] = 8
     #: commands and replies use 29-bit ids
     EXTENDED_IDS: ClassVar[bool] = False
-    #: the smallest position step the command frame resolves (rad), for the step cap
-    POSITION_RESOLUTION: ClassVar[float] = 0.0
+    #: the smallest position step the command frame resolves (rad), for the step cap (a subclass may
+    #: set it per instance when it depends on the configuration)
+    POSITION_RESOLUTION: float = 0.0
 
     DEFAULT_DIRECTION = 1
     DEFAULT_ZERO_OFFSET = 0.0
@@ -106,13 +107,15 @@ class RequestReplyActuator(ActuatorUnit):
     DEFAULT_VELOCITY_KD = 1.0
     DEFAULT_MAX_TEMPERATURE = 90.0
     DEFAULT_WATCHDOG_MODE = "position"
+    DEFAULT_FIRMWARE_TIMEOUT = 0.0
     WATCHDOG_LOG_PERIOD = 5.0
 
     def __init__(self, name: str, can_id: int, direction: int = DEFAULT_DIRECTION,
                  zero_offset: float = DEFAULT_ZERO_OFFSET, joint: Optional[str] = None,
                  position_kp: float = DEFAULT_POSITION_KP, position_kd: float = DEFAULT_POSITION_KD,
                  velocity_kd: float = DEFAULT_VELOCITY_KD, max_temperature: float = DEFAULT_MAX_TEMPERATURE,
-                 fault_timeout: Optional[float] = None, watchdog_mode: Optional[str] = None) -> None:
+                 fault_timeout: Optional[float] = None, watchdog_mode: Optional[str] = None,
+                 firmware_timeout: float = DEFAULT_FIRMWARE_TIMEOUT) -> None:
         super().__init__(name, can_id, fault_timeout)
         if direction not in (1, -1):
             raise ConfigError(f"motor '{name}': direction must be 1 or -1, got {direction}")
@@ -122,9 +125,14 @@ class RequestReplyActuator(ActuatorUnit):
         if watchdog_mode not in WATCHDOG_MODES:
             raise ConfigError(f"motor '{name}': watchdog_mode must be one of {', '.join(WATCHDOG_MODES)}, "
                               f"got {watchdog_mode!r}")
+        if not firmware_timeout >= 0:
+            raise ConfigError(f"motor '{name}': firmware_timeout must be >= 0, got {firmware_timeout}")
         self.direction = direction
         self.zero_offset = zero_offset
         self.joint = joint
+        #: the device's own CAN timeout (s, 0 = none): it leaves the enabled state when it receives nothing
+        #: for that long; after a freeze of at least half of it the next frame re-enables it
+        self.firmware_timeout = float(firmware_timeout)
         self.position_kp = position_kp
         self.position_kd = position_kd
         self.velocity_kd = velocity_kd
@@ -140,6 +148,8 @@ class RequestReplyActuator(ActuatorUnit):
         self._zero_requested = False
         self._enabled = False
         self._exit_sent = False
+        self._reenter = False
+        self._last_tx = 0.0
         self._inflight = ControlMode.NONE
         self._inflight_enter = False
         self._mode = ControlMode.NONE
@@ -153,6 +163,7 @@ class RequestReplyActuator(ActuatorUnit):
         self._encoded: Tuple[Optional[Command], bytes] = (None, b"")
         # position-step cap, on decoded positions (device side, rad)
         self._step: Optional[float] = None
+        self._step_wire = 0.0    # the cap applied to decoded positions (see set_max_position_step)
         self._step_last: Optional[float] = None
         self._limited = 0
         # command watchdog (channel thread)
@@ -175,9 +186,9 @@ class RequestReplyActuator(ActuatorUnit):
         carry saturate, never wrap)."""
 
     @abc.abstractmethod
-    def decode_reply(self, arb_id: int, data: bytes) -> Optional[Reply]:
-        """Decode one frame received on :meth:`reply_ids`; None if it is malformed (counted in
-        ``bad_frames``, the device is not heard)."""
+    def decode_reply(self, arb_id: int, data) -> Optional[Reply]:
+        """Decode one frame received on :meth:`reply_ids` (``data``: bytes-like, as python-can received
+        it); None if it is malformed (counted in ``bad_frames``, the device is not heard)."""
 
     @abc.abstractmethod
     def enable_frame(self) -> bytes:
@@ -219,6 +230,9 @@ class RequestReplyActuator(ActuatorUnit):
             max_temperature=r.get("max_temperature", to_float, cls.DEFAULT_MAX_TEMPERATURE),
             watchdog_mode=r.get("watchdog_mode", to_str, None, check=lambda v: v in WATCHDOG_MODES,
                                 expected="one of " + ", ".join(WATCHDOG_MODES)),
+            firmware_timeout=r.get("firmware_timeout", to_float, cls.DEFAULT_FIRMWARE_TIMEOUT,
+                                   check=non_negative,
+                                   expected="a number of seconds >= 0 (0 = the firmware has none)"),
         )
         kw.update(cls.read_attributes(r))
         r.finish()
@@ -263,7 +277,10 @@ class RequestReplyActuator(ActuatorUnit):
     def set_command(self, mode: ControlMode, value: float = 0.0, effort: float = 0.0) -> None:
         if self._rejected(value, effort):
             return
-        if mode not in self.CAPABILITIES.modes or mode == ControlMode.MIT:
+        if mode == ControlMode.MIT:
+            raise UnsupportedCommand(f"motor '{self.name}': use set_mit_command() / set_impedance() for "
+                                     "MIT mode")
+        if mode not in self.CAPABILITIES.modes:
             raise UnsupportedCommand(f"{type(self).__name__} '{self.name}' has no {mode!r} command")
         d = self.direction
         if mode == ControlMode.POSITION:
@@ -313,6 +330,11 @@ class RequestReplyActuator(ActuatorUnit):
     def command_mode(self) -> ControlMode:
         return self._cmd.mode
 
+    @property
+    def command(self) -> Command:
+        """The latest command as the codec will see it (device side; before the watchdog and the cap)."""
+        return self._cmd
+
     def request_zero(self) -> None:
         if not self.CAPABILITIES.set_zero:
             super().request_zero()
@@ -339,7 +361,15 @@ class RequestReplyActuator(ActuatorUnit):
         if not step > 0.0:
             raise ValueError(f"motor '{self.name}': max position step must be > 0, got {step!r}")
         q = self.POSITION_RESOLUTION
-        self._step = max(q, math.floor(step / q) * q) if q > 0.0 else float(step)
+        if q > 0.0:
+            # whole field steps, never above the request; applied to decoded positions half a step
+            # shorter, so that after the codec's rounding (or truncation) a frame's field moves at
+            # most the whole steps of the cap
+            n = max(1, int(step / q))
+            self._step = n * q
+            self._step_wire = (n - 0.5) * q
+        else:
+            self._step = self._step_wire = float(step)
 
     @property
     def max_position_step(self) -> Optional[float]:
@@ -355,6 +385,8 @@ class RequestReplyActuator(ActuatorUnit):
         super().activate(now, enable, fault_timeout, period, command_timeout)
         self._enabled = False
         self._exit_sent = False
+        self._reenter = False
+        self._last_tx = now
         self._cmd_timeout = command_timeout
         self._wd_cap = 2.0 * (period if period else 0.01)
         self._wd_reset(now)
@@ -372,6 +404,7 @@ class RequestReplyActuator(ActuatorUnit):
             if not self._exit_sent:
                 self._exit_sent = True
                 msg.data = self.disable_frame()  # type: ignore[assignment]  # any bytes-like is sent
+                self._last_tx = now
                 self._step_last = None
                 return msg
             return None
@@ -387,7 +420,12 @@ class RequestReplyActuator(ActuatorUnit):
             dt = now - self._wd_last
             self._wd_stale += dt if dt < self._wd_cap else self._wd_cap
         self._wd_last = now
-        if not self._enabled:
+        fw = self.firmware_timeout
+        if fw and now - self._last_tx >= 0.5 * fw and self._enabled:
+            self._reenter = True  # the device may have left its enabled state while nothing was sent
+        self._last_tx = now
+        if not self._enabled or self._reenter:
+            self._reenter = False
             data = self.enable_frame()
             self._inflight_enter = True
             self._step_last = None
@@ -397,6 +435,8 @@ class RequestReplyActuator(ActuatorUnit):
             self._step_last = None
         else:
             cmd = self._cmd
+            # the mode confirmed by the reply is the caller's, also while the watchdog holds
+            self._inflight = cmd.mode
             if self._wd_active:
                 if self._wd_applied != self.watchdog_mode:
                     self._wd_trip(cmd, False)
@@ -406,7 +446,6 @@ class RequestReplyActuator(ActuatorUnit):
                     and self.watchdog_mode != "none":
                 self._wd_trip(cmd, True)
                 cmd = self._wd_hold
-            self._inflight = cmd.mode
             if self._step is not None:
                 cmd = self._cap_step(cmd)
             enc = self._encoded
@@ -428,8 +467,7 @@ class RequestReplyActuator(ActuatorUnit):
         last = self._step_last
         p = cmd.position
         if last is not None:
-            step = self._step
-            assert step is not None
+            step = self._step_wire
             if p > last + step:
                 p = last + step
             elif p < last - step:
@@ -441,7 +479,7 @@ class RequestReplyActuator(ActuatorUnit):
         return cmd
 
     def on_frame(self, arb_id: int, data, now: float) -> int:
-        reply = self.decode_reply(arb_id, bytes(data))
+        reply = self.decode_reply(arb_id, data)
         if reply is None:
             self.bad_frames += 1
             return 0
@@ -520,7 +558,7 @@ class RequestReplyActuator(ActuatorUnit):
             return
         if wm == "damping":
             hold = Command(ControlMode.DAMPING, kd=self.velocity_kd)
-            what = f"damping (kd {self.velocity_kd:g})"
+            what = f"damping (kp 0, kd {self.velocity_kd:g})"
         elif cmd.mode == ControlMode.POSITION:
             hold = cmd._replace(velocity=0.0)
             what = f"the commanded position {self.direction * (cmd.position - self.zero_offset):.4f}"
@@ -538,9 +576,9 @@ class RequestReplyActuator(ActuatorUnit):
                                    f"{1000.0 * self._cmd_timeout:.0f} ms, last mode {cmd.mode.name}): "
                                    f"holding {what}")
         if self._wd_log.ready("trip"):
-            logger.warning("motor '%s': no new command for %.0f ms (command_timeout %.0f ms); the watchdog "
-                           "holds %s (watchdog_mode %s; %d trips so far)", self.name, stale_ms,
-                           1000.0 * self._cmd_timeout, what, wm, self.watchdog_trips)
+            logger.warning("motor '%s': no new command for %.0f ms (command_timeout %.0f ms, last mode %s); "
+                           "the watchdog holds %s (watchdog_mode %s; %d trips so far)", self.name, stale_ms,
+                           1000.0 * self._cmd_timeout, cmd.mode.name, what, wm, self.watchdog_trips)
 
     def _wd_release(self) -> None:
         if not self._wd_active:
@@ -548,3 +586,5 @@ class RequestReplyActuator(ActuatorUnit):
         self._wd_active = False
         self._wd_applied = ""
         self.emit("watchdog_released", "new command: the watchdog hold ended")
+        if self._wd_log.ready("release"):
+            logger.info("motor '%s': commands resumed, watchdog hold ended", self.name)
