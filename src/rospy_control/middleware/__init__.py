@@ -36,7 +36,8 @@ Cyclic path (cheap, non-blocking, callable at 1 kHz from the control thread)::
     m = mw.motor("elbow_motor")
     m.set_command(ControlMode.POSITION, 0.3)   # also VELOCITY (rad/s), EFFORT (N·m), NONE (limp)
     m.set_position(p, velocity_ff, effort_ff)
-    m.set_mit_command(p, v, kp, kd, effort)    # ControlMode.MIT
+    m.set_mit_command(p, v, kp, kd, effort)    # ControlMode.MIT (= set_impedance, devices with gains)
+    m.set_damping()                            # ControlMode.DAMPING: kd only (hold_mode damping)
     m.request_mode(ControlMode.VELOCITY)       # switch with a safe hold value (position: hold current)
     m.mode_confirmed(ControlMode.VELOCITY)     # True once the first reply after a frame in that mode
                                                # arrived: RobotHW switch ONGOING -> DONE

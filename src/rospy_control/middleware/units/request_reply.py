@@ -203,7 +203,8 @@ class RequestReplyActuator(ActuatorUnit):
         raise UnsupportedCommand(f"{type(self).__name__} '{self.name}' cannot set its zero")
 
     def command_id(self) -> int:
-        """Arbitration id of the frames sent to the device (default: ``can_id``)."""
+        """Arbitration id of the frames sent to the device (default: ``can_id``).  Called by the
+        constructor: it may use ``can_id`` and class attributes only."""
         return self.can_id
 
     def error_name(self, code: int) -> str:
