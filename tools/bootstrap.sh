@@ -3,7 +3,7 @@
 #
 # Debian bookworm: ROS 1 Noetic's core comes as Debian packages, installed with apt-get.
 # Ubuntu 20.04 with /opt/ros/noetic: ROS comes from packages.ros.org; run rosdep yourself
-#   (see README), this script only checks python-can and the lint tools.
+#   (see README), this script only checks python-can, canopen and the lint tools.
 # Python packages not available (or too old) from the distribution go into .ws/venv, a virtual
 # environment that sees the system packages, so the system Python is never modified.
 set -euo pipefail
@@ -56,6 +56,10 @@ major = int(can.__version__.split(".")[0])
 sys.exit(0 if major >= 4 else 1)
 PYEOF
 [ -x "$ws/venv/bin/vermin" ] || want+=("vermin")
+# CANopen (CiA 301/402) drives go through the `canopen` library (MIT licence; not packaged by Debian
+# nor Ubuntu 20.04). 2.4.x declares Python >=3.8 and python-can >=3.0, so one pin serves Noetic and
+# bookworm; the driver imports it lazily, so every other device runs without it.
+"$ws/venv/bin/python" -c "import canopen" 2>/dev/null || want+=("canopen>=2.4.1,<2.5")
 # mypy 1.17 dropped type-checking for Python 3.8 (mypy.ini's python_version)
 [ -x "$ws/venv/bin/mypy" ] || want+=("mypy>=1.10,<1.17")
 if [ "${#want[@]}" -gt 0 ]; then
