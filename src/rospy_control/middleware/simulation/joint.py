@@ -1,0 +1,151 @@
+"""A protocol-level simulated device on a simulated joint: what the simulator registers per motor.
+
+:class:`JointModel` is the joint of :mod:`.motor` without MIT in it: the same integration (damping
+implicit, so stable for any gain; Coulomb friction as a velocity impulse that can stop the joint;
+inelastic hard stops; a constant load plus an optional pose-dependent one), driven at every step by
+the torque law a :class:`~.device.SimulatedDevice` gives (:meth:`~.device.SimulatedDevice.impedance`)::
+
+    tau   = clamp(kp (p_des - p) + kd (v_des - v) + t_ff, +-limit)     (0 when the device is off)
+    J dv/dt = tau + load - damping v - friction sign(v)
+
+:class:`SimulatedProtocolMotor` pairs a device with its joint and offers the simulated MIT motor's
+shape to the firmware thread: ``handle_frame(msg, now, dt)`` advances the joint to the frame's
+arrival and returns the device's answer; ``tick(now, dt)`` the device's own frames;
+``joint_position()``; ``fault`` / ``frames`` / ``latency`` / ``name`` of the device.  Values are in
+the motor's frame (rad, rad/s, N·m); direction and zero offset stay with the unit.
+"""
+from __future__ import annotations
+
+from typing import Callable, List, Optional
+
+import can
+
+from rospy_control.middleware.simulation.device import Impedance, PhysicalState, SimulatedDevice
+
+__all__ = ["JointModel", "SimulatedProtocolMotor"]
+
+
+class JointModel:
+    """One rigid joint (motor frame).  ``load`` is a constant torque (N·m); ``load_fn(p)`` an optional
+    pose-dependent one (e.g. gravity) added to it."""
+
+    #: steps integrated at most per call (a long silence is not caught up over seconds)
+    MAX_STEPS = 2000
+
+    def __init__(self, inertia: float = 0.01, damping: float = 0.05, friction: float = 0.05,
+                 torque_limit: float = 1e9, stop_min: float = -1e9, stop_max: float = 1e9,
+                 position: float = 0.0, load: float = 0.0, temperature: float = 35.0,
+                 load_fn: Optional[Callable[[float], float]] = None) -> None:
+        if not inertia > 0.0:
+            raise ValueError(f"inertia must be positive, got {inertia!r}")
+        if not stop_min < stop_max:
+            raise ValueError(f"stop_min={stop_min!r} must be below stop_max={stop_max!r}")
+        self.inertia = inertia
+        self.damping = damping
+        self.friction = friction
+        self.torque_limit = torque_limit
+        self.stop_min, self.stop_max = stop_min, stop_max
+        self.p = min(max(position, stop_min), stop_max)
+        self.v = 0.0
+        self.tau = 0.0
+        self.load = load
+        self.load_fn = load_fn
+        self.temperature = temperature
+        self.t: Optional[float] = None
+
+    def state(self) -> PhysicalState:
+        return PhysicalState(self.p, self.v, self.tau, self.temperature, self.temperature)
+
+    def advance(self, now: float, dt: float, law: Callable[[float, float], Optional[Impedance]],
+                step: Optional[Callable[[float, float, float], None]] = None) -> None:
+        """Integrate up to ``now`` in steps of ``dt`` under the torque law ``law(p, v)``; ``step(p, v,
+        dt)`` is called before ``law`` at every step (the device's own controller state)."""
+        t = self.t
+        if t is None:
+            self.t = now
+            return
+        n = int((now - t) / dt)
+        if n <= 0:
+            return
+        if n > self.MAX_STEPS:
+            n = self.MAX_STEPS
+            t = now - n * dt
+        self.t = t + n * dt
+        p, v, tau = self.p, self.v, self.tau
+        J, b, f_imp = self.inertia, self.damping, self.friction * dt / self.inertia
+        h = dt / J
+        inv_free = 1.0 / (1.0 + h * b)
+        smin, smax = self.stop_min, self.stop_max
+        for _ in range(n):
+            load = self.load + (self.load_fn(p) if self.load_fn is not None else 0.0)
+            if step is not None:
+                step(p, v, dt)
+            imp = law(p, v)
+            if imp is None:
+                tau = 0.0
+                v = (v + h * load) * inv_free
+            else:
+                lim = self.torque_limit
+                if imp.torque_limit is not None and imp.torque_limit < lim:
+                    lim = imp.torque_limit
+                tau = imp.kp * (imp.p_des - p) + imp.kd * (imp.v_des - v) + imp.t_ff
+                if -lim <= tau <= lim:
+                    v = (v + h * (imp.kp * (imp.p_des - p) + imp.kd * imp.v_des + imp.t_ff + load)) \
+                        / (1.0 + h * (imp.kd + b))
+                else:
+                    tau = lim if tau > 0 else -lim
+                    v = (v + h * (tau + load)) * inv_free
+            if v > f_imp:
+                v -= f_imp
+            elif v < -f_imp:
+                v += f_imp
+            else:
+                v = 0.0
+            p += v * dt
+            if p < smin:
+                p = smin
+                v = max(v, 0.0)
+            elif p > smax:
+                p = smax
+                v = min(v, 0.0)
+        self.p, self.v, self.tau = p, v, tau
+
+
+class SimulatedProtocolMotor:
+    """A :class:`SimulatedDevice` driving a :class:`JointModel` (see the module docstring)."""
+
+    def __init__(self, device: SimulatedDevice, joint: JointModel) -> None:
+        self.device = device
+        self.joint = joint
+
+    @property
+    def name(self) -> str:
+        return self.device.name
+
+    @property
+    def fault(self) -> Optional[str]:
+        return self.device.fault
+
+    @property
+    def frames(self) -> int:
+        return self.device.frames
+
+    @property
+    def latency(self) -> Optional[float]:
+        return self.device.latency
+
+    def joint_position(self) -> float:
+        return self.joint.p
+
+    def advance(self, now: float, dt: float) -> None:
+        self.joint.advance(now, dt, self.device.impedance, self.device.step)
+
+    def handle_frame(self, msg: can.Message, now: float, dt: float) -> List[can.Message]:
+        """Advance the joint to ``now``, then let the device answer ``msg``."""
+        self.advance(now, dt)
+        return self.device.handle_frame(msg, self.joint.state(), now)
+
+    def tick(self, now: float, dt: float) -> List[can.Message]:
+        """Advance the joint to ``now``; the frames the device sends on its own."""
+        self.advance(now, dt)
+        return self.device.tick(self.joint.state(), now)
