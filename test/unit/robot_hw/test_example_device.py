@@ -100,8 +100,8 @@ def test_built_from_xml_by_type_name_and_its_gain_ranges_are_checked():
     mw = Middleware.from_xml(hardware_xml("unused"))
     assert [type(m).__name__ for m in mw.motors()] == ["ExampleMotor", "ExampleMotor"]
     assert mw.motor("m2").direction == -1
-    with pytest.raises(ConfigError, match=r"unit 'm1' \(ExampleMotor\): 'position_kd'=6 is outside the "
-                                          r"range its protocol can encode, 0 \.\. 5\.1"):
+    with pytest.raises(ConfigError, match=r"unit 'm1': position_kd=6.0 is outside what the example protocol "
+                                          r"can encode \(0.0 \.\. 5\.1\)"):
         Middleware.from_xml(hardware_xml("unused", gains='position_kd="6"'))
 
 

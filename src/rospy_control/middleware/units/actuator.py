@@ -42,6 +42,7 @@ from enum import IntEnum
 from typing import ClassVar, Dict, FrozenSet, NamedTuple, Optional, Tuple
 
 from rospy_control.exceptions import ConfigError
+from rospy_control.middleware.protocols.encodable import encodable_error
 from rospy_control.middleware.units.base import CanUnit
 
 __all__ = ["ControlMode", "MotorState", "ActuatorState", "Capabilities", "ActuatorUnit", "WATCHDOG_MODES",
@@ -133,6 +134,8 @@ class ActuatorUnit(CanUnit, abc.ABC):
 
     UNIT_KIND = "motor"
     PROBE_REQUEST = "enable"
+    #: the protocol's name in messages ("... is outside what MIT mode can encode ...")
+    PROTOCOL = "its protocol"
     #: what the device type can do
     CAPABILITIES: ClassVar[Capabilities] = Capabilities()
 
@@ -163,18 +166,17 @@ class ActuatorUnit(CanUnit, abc.ABC):
 
     def check_encodable(self, where: str = "") -> None:
         """Raise ConfigError naming the unit, the attribute, the value and the range if a configured
-        value lies outside what the protocol can carry (called at start-up by ``from_info``).
+        value lies outside what the protocol can carry (called at start-up by ``from_info``; the
+        wording is :func:`~rospy_control.middleware.protocols.encodable.encodable_error`'s).
 
         A device would otherwise clamp it silently in every frame.
         """
         for attr, (lo, hi) in self.encodable_ranges().items():
             value = getattr(self, attr)
-            if not lo <= value <= hi:
-                raise ConfigError(
-                    f"unit '{self.name}' ({type(self).__name__}): '{attr}'={value:g} is outside the range "
-                    f"its protocol can encode, {lo:g} .. {hi:g} (every frame would carry "
-                    f"{min(max(value, lo), hi):g} instead)",
-                    *_split_where(where or self.where))
+            msg = encodable_error(attr, value, lo, hi, self.PROTOCOL, self.name)
+            if msg is not None:
+                raise ConfigError(f"{msg}; every frame would carry {min(max(value, lo), hi):g} instead",
+                                  *_split_where(where or self.where))
 
     def supports(self, mode: ControlMode) -> bool:
         """The device can be commanded in ``mode``."""

@@ -36,6 +36,7 @@ class ExampleMotor(RequestReplyActuator):
     """
 
     TYPE_NAME = "rospy_control/ExampleMotor"
+    PROTOCOL = "the example protocol"
     CAPABILITIES = Capabilities(modes=frozenset(_MODES), position_velocity_ff=True, set_zero=True)
     GAIN_RANGES = {"position_kp": (0.0, example.KP_MAX), "position_kd": (0.0, example.KD_MAX),
                    "velocity_kd": (0.0, example.KD_MAX)}

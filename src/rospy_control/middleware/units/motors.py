@@ -89,6 +89,7 @@ class Motor(RequestReplyActuator):
     TYPE_NAME = "rospy_control/Motor"
     _state: MotorState
     PROBE_REQUEST = "enter-motor-mode"
+    PROTOCOL = "MIT mode"
     CAPABILITIES = Capabilities(modes=frozenset(ControlMode), position_velocity_ff=True,
                                 position_effort_ff=True, velocity_effort_ff=True, gains=True, set_zero=True)
     #: seconds between two watchdog warnings of one motor
