@@ -58,6 +58,9 @@ _BUILTIN = {
         _C + "force_torque_sensor_controller:ForceTorqueSensorController",
     "contact_sensor_controller/ContactSensorController":
         _C + "contact_sensor_controller:ContactSensorController",
+    # trajectories executed by the hardware (JointTrajectoryInterface)
+    "pass_through_controllers/JointTrajectoryController":
+        _C + "pass_through_controllers:JointTrajectoryController",
 }
 for _pkg, _cls in JOINT_TRAJECTORY_CONTROLLER_VARIANTS.items():
     _BUILTIN[f"{_pkg}/JointTrajectoryController"] = _C + "joint_trajectory_controller:" + _cls

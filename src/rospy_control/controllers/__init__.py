@@ -10,6 +10,8 @@ names, imported lazily when a controller of that type is loaded:
 * :mod:`.imu_sensor_controller`, :mod:`.force_torque_sensor_controller`,
   :mod:`.contact_sensor_controller` -- sensor broadcasters
 * ``joint_trajectory_controller`` and ``gripper_action_controller`` (separate modules)
+* :mod:`.pass_through_controllers` -- ``pass_through_controllers/JointTrajectoryController``, for
+  hardware that executes whole trajectories (``hardware_interface/JointTrajectoryInterface``)
 
 Nothing is imported here, so listing controller types stays cheap.
 """

@@ -12,6 +12,10 @@ Provides (names as in ros_control, methods in snake_case; see docs/architecture.
 * interfaces (resource managers): JointState, Position/Velocity/Effort Joint (claiming), PosVel,
   PosVelAcc (claiming), ActuatorState, Position/Velocity/Effort Actuator (non-claiming), ImuSensor,
   ForceTorqueSensor, JointMode and our :class:`ContactSensorInterface`;
+* for hardware that executes whole trajectories (UR-style pass-through):
+  :class:`JointTrajectoryInterface` of :class:`TrajectoryJointHandle` s, the device contract
+  :class:`TrajectoryDevice` and its messages :class:`TrajectoryRequest`, :class:`TrajectoryPointData`,
+  :class:`ExecutionReport` / :class:`ExecutionState`, :class:`TrajectoryFeedback`;
 * :class:`RobotHW`, :class:`InterfaceManager`, :class:`ControllerInfo`,
   :class:`InterfaceResources`, :class:`SwitchState`, :class:`CombinedRobotHW`;
 * :data:`INTERFACES`, the registry of interface lookup names, and :func:`resolve_interface`.
@@ -69,6 +73,16 @@ from rospy_control.hardware_interface.interfaces import (
     VelocityActuatorInterface,
     VelocityJointInterface,
 )
+from rospy_control.hardware_interface.joint_trajectory_interface import (
+    ExecutionReport,
+    ExecutionState,
+    JointTrajectoryInterface,
+    TrajectoryDevice,
+    TrajectoryFeedback,
+    TrajectoryJointHandle,
+    TrajectoryPointData,
+    TrajectoryRequest,
+)
 from rospy_control.hardware_interface.resource_manager import HardwareInterface, ResourceManager
 from rospy_control.hardware_interface.robot_hw import (
     ControllerInfo,
@@ -90,7 +104,7 @@ for _cls in (
     EffortJointInterface, PosVelJointInterface, PosVelAccJointInterface, ActuatorStateInterface,
     ActuatorCommandInterface, PositionActuatorInterface, VelocityActuatorInterface,
     EffortActuatorInterface, ImuSensorInterface, ForceTorqueSensorInterface, JointModeInterface,
-    ContactSensorInterface,
+    ContactSensorInterface, JointTrajectoryInterface,
 ):
     INTERFACES.register(_cls.LOOKUP_NAME, _cls)
 del _cls
@@ -129,6 +143,8 @@ __all__ = [
     "ActuatorCommandInterface", "ActuatorData", "ActuatorHandle", "ActuatorStateHandle",
     "ActuatorStateInterface", "CombinedRobotHW", "ContactSensorData", "ContactSensorHandle",
     "ContactSensorInterface", "ControllerInfo", "EffortActuatorInterface", "EffortJointInterface",
+    "ExecutionReport", "ExecutionState", "JointTrajectoryInterface", "TrajectoryDevice", "TrajectoryFeedback",
+    "TrajectoryJointHandle", "TrajectoryPointData", "TrajectoryRequest",
     "ForceTorqueSensorData", "ForceTorqueSensorHandle", "ForceTorqueSensorInterface", "HardwareInterface",
     "HardwareInterfaceError", "ImuSensorData", "ImuSensorHandle", "ImuSensorInterface", "INTERFACES",
     "InterfaceManager", "InterfaceResources", "JointCommandInterface", "JointCommandModes", "JointData",

@@ -25,8 +25,8 @@ from rospy_control.trajectory.codes import (
     SUCCESSFUL, code_name,
 )
 from rospy_control.trajectory.executor import (
-    ABORTED, DEFAULT_GOAL_TIMEOUT_MARGIN, PREEMPTED, SUCCEEDED, FeedbackSnapshot, GoalEvent, QueryStateResult,
-    TrajectoryExecutor,
+    ABORTED, DEFAULT_GOAL_TIMEOUT_MARGIN, PREEMPTED, SUCCEEDED, FeedbackSnapshot, GoalEvent,
+    PreparedTrajectory, QueryStateResult, TrajectoryExecutor,
 )
 from rospy_control.trajectory.limits import TrajectoryLimits
 from rospy_control.trajectory.message import (
@@ -44,7 +44,8 @@ __all__ = [
     "ABORTED", "CUBIC", "DEFAULT_GOAL_TIMEOUT_MARGIN", "GOAL_TOLERANCE_VIOLATED", "INVALID_GOAL",
     "INVALID_JOINTS", "LINEAR", "OLD_HEADER_TIMESTAMP", "PATH_TOLERANCE_VIOLATED", "PREEMPTED", "QUINTIC",
     "SUCCEEDED", "SUCCESSFUL", "FeedbackSnapshot", "GoalEvent", "InitResult", "JointPieces", "PointState",
-    "QueryStateResult", "SplineSegment", "StateTolerances", "Tolerances", "Trajectory", "TrajectoryError",
+    "PreparedTrajectory", "QueryStateResult", "SplineSegment", "StateTolerances", "Tolerances", "Trajectory",
+    "TrajectoryError",
     "TrajectoryExecutor", "TrajectoryLimits", "TrajectoryRejected", "check_state_tolerance", "code_name",
     "init_joint_trajectory", "map_joints", "shortest_angular_distance", "spline_coefficients", "to_sec",
     "tolerances_from_params", "wraparound_offset",

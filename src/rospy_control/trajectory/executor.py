@@ -63,7 +63,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from typing import Any, Deque, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Deque, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -92,6 +92,27 @@ DEFAULT_GOAL_TIMEOUT_MARGIN = 1.0
 _TWO_PI = 2.0 * np.pi
 
 Desired = Tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+class PreparedTrajectory(NamedTuple):
+    """A validated trajectory before it is swapped in (what :meth:`TrajectoryExecutor.accept`'s
+    ``veto`` sees).
+
+    ``trajectory`` is the merged result in the internal time base; ``first_point`` the index of
+    the first message point executed (earlier ones were in the past), -1 for an empty message (hold
+    or stop); ``start_uptime`` the internal time of the message's ``time_from_start`` 0.  Internal
+    time ``x`` is ROS time ``now + (x - now_uptime)``.
+    """
+
+    trajectory: Trajectory
+    first_point: int
+    start_uptime: float
+    now: float
+    now_uptime: float
+
+    def ros_time(self, uptime: float) -> float:
+        """ROS time (s) of internal time ``uptime``."""
+        return self.now + (float(uptime) - self.now_uptime)
 
 
 class TrajectoryExecutor:
@@ -159,6 +180,7 @@ class TrajectoryExecutor:
         self._time_data = (0.0, 0.0, 0.0)  # (ROS time, period, uptime) of the last update
         self._latest: Optional[tuple] = None  # (time, uptime, desired (3n,), positions, velocities)
         self._plan: Optional[_Plan] = None
+        self._prepared: Optional[PreparedTrajectory] = None  # set by _build, read by accept (_cmd_lock)
         self._power = np.ones(6)
         self._zeros = np.zeros(n)
         self._reject_throttle = Throttle(1.0)
@@ -403,7 +425,9 @@ class TrajectoryExecutor:
 
     # ------------------------------------------------------------------------------ commands
     def accept(self, trajectory: Any, goal_key: Any = None, path_tolerance: Iterable[Any] = (),
-               goal_tolerance: Iterable[Any] = (), goal_time_tolerance: Any = 0.0) -> Tuple[int, str]:
+               goal_tolerance: Iterable[Any] = (), goal_time_tolerance: Any = 0.0,
+               veto: Optional[Callable[["PreparedTrajectory"], Optional[Tuple[int, str]]]] = None
+               ) -> Tuple[int, str]:
         """Accept a trajectory (topic command when ``goal_key`` is None, else an action goal).
 
         Validation in the order of ros_controllers' ``goalCB`` / ``updateTrajectoryCommand``: the
@@ -414,8 +438,13 @@ class TrajectoryExecutor:
         goal is preempted.  An empty trajectory holds (or stops, with a ramp); for an action goal it
         succeeds once the hold/stop segment has ended.  Topic commands carry no tolerances.
 
+        :param veto: called once with the :class:`PreparedTrajectory` after validation and before
+            anything is swapped in (e.g. to hand the trajectory to a device that executes it); it
+            returns None to go on, or ``(code, error_string)`` to refuse the trajectory, which then
+            changes nothing.
         :returns: ``(code, error_string)``; code 0 (SUCCESSFUL) means accepted.
         """
+        vetted = False
         with self._cmd_lock:
             for _ in range(8):
                 plan = self._plan
@@ -435,6 +464,13 @@ class TrajectoryExecutor:
                 except TrajectoryError as err:  # pragma: no cover - defensive: a bug, not the client's fault
                     logger.error("Could not build trajectory: %s", err)
                     return INVALID_GOAL, f"Could not build trajectory: {err}"
+                if veto is not None and not vetted:
+                    vetted = True  # a rebuild after a concurrent swap executes the same message
+                    prepared = self._prepared
+                    assert prepared is not None  # _build sets it
+                    refusal = veto(prepared)
+                    if refusal is not None:
+                        return int(refusal[0]), str(refusal[1])
                 with self._state_lock:
                     if self._plan is not plan:
                         continue
@@ -451,6 +487,7 @@ class TrajectoryExecutor:
 
     def _build(self, msg: Any, goal_key: Any, path_tolerance: Iterable[Any], goal_tolerance: Iterable[Any],
                goal_time_tolerance: Any, plan: Optional[_Plan]) -> _Plan:
+        """Validate and build the plan (``_cmd_lock`` held); also sets :attr:`_prepared` for the veto."""
         if not self._running or plan is None:
             raise TrajectoryRejected(INVALID_GOAL, "Controller is not running")
         if msg is None:
@@ -459,9 +496,11 @@ class TrajectoryExecutor:
         if is_goal:
             map_joints(getattr(msg, "joint_names", None) or (), self._names, self._allow_partial)
         goal = _Goal(goal_key, self._n) if is_goal else None
-        if not (getattr(msg, "points", None) or ()):
-            return self._hold_plan(plan, goal)
         t, period, uptime = self._time_data
+        if not (getattr(msg, "points", None) or ()):
+            hold = self._hold_plan(plan, goal)
+            self._prepared = PreparedTrajectory(hold.trajectory, -1, uptime, t, uptime)
+            return hold
         latest = self._latest
         result = init_joint_trajectory(msg, self._names, t + period, uptime + period, plan.trajectory,
                                        self._continuous, self._allow_partial, self._limits,
@@ -472,6 +511,8 @@ class TrajectoryExecutor:
         else:
             new_tol = Tolerances.none(self._n)
         tolerances = plan.tolerances.merged(new_tol, result.joints_in_message)
+        self._prepared = PreparedTrajectory(result.trajectory, result.first_point, result.start_time,
+                                            t + period, uptime + period)
         return _Plan(result.trajectory, tolerances, goal, self._timeout_margin)
 
     def _hold_plan(self, plan: _Plan, goal: Optional[_Goal]) -> _Plan:
@@ -565,15 +606,17 @@ class TrajectoryExecutor:
                              lambda old: self._preempt_locked(old, reason, self._time_data[0]))
 
     def abort(self, error_string: str, error_code: int = PATH_TOLERANCE_VIOLATED,
-              hold: Optional[bool] = None) -> bool:
+              hold: Optional[bool] = None, goal_key: Any = None) -> bool:
         """Abort the active goal (e.g. hardware fault, stale feedback); hold unless ``hold`` is False.
 
-        ``hold`` defaults to ``hold_on_abort``.  :returns: True if a goal was aborted.
+        ``hold`` defaults to ``hold_on_abort``.  With ``goal_key`` only that goal is aborted, if it
+        is the active one.  :returns: True if a goal was aborted.
         """
         do_hold = self.hold_on_abort if hold is None else hold
 
         def has_goal(plan: _Plan) -> bool:
-            return plan.goal is not None and plan.goal.active
+            return (plan.goal is not None and plan.goal.active
+                    and (goal_key is None or plan.goal.key is goal_key or plan.goal.key == goal_key))
 
         def make(plan: _Plan) -> _Plan:
             return self._hold_plan(plan, None) if do_hold else plan

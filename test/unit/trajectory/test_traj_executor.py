@@ -604,3 +604,49 @@ def test_abort_from_the_loop_thread_does_not_wait_for_a_trajectory_being_built()
         assert loop.ex.abort("bus off", hold=True) is True
         assert loop.ex.hold() is True
         assert loop.ex.cancel("g") is False
+
+
+# ------------------------------------------------------------------------------------------- veto
+def test_veto_sees_the_validated_trajectory_and_its_refusal_changes_nothing():
+    loop = make_loop()
+    loop.ex.accept(trajectory(J, [rest([1.0, 1.0], 1.0)]), goal_key="first")
+    loop.run(0.2)
+    before = loop.ex.trajectory
+    seen = []
+
+    def refuse(prepared):
+        seen.append(prepared)
+        return -1, "device says no"
+
+    msg = trajectory(J, [point([0.1, 0.1], 0.1), point([0.5, 0.5], 1.0)], stamp=loop.t - 0.2)
+    assert loop.ex.accept(msg, goal_key="second", veto=refuse) == (-1, "device says no")
+    assert loop.ex.trajectory is before and loop.ex.active_goal_key == "first"
+    (prepared,) = seen
+    assert prepared.first_point == 1  # point 0 lies in the past
+    assert prepared.ros_time(prepared.start_uptime) == pytest.approx(loop.t - 0.2)
+    assert prepared.now == pytest.approx(loop.t + loop.dt)
+    loop.run(2.0)
+    assert [(e.goal_key, e.status) for e in loop.events] == [("first", SUCCEEDED)]
+
+
+def test_veto_passing_accepts_and_an_invalid_goal_never_reaches_it():
+    loop = make_loop()
+    loop.run(0.1)
+    calls = []
+    bad = trajectory(J, [point([1.0, math.nan], 1.0)])
+    assert loop.ex.accept(bad, goal_key="bad", veto=calls.append)[0] == -1
+    assert calls == []
+    assert loop.ex.accept(trajectory(J, []), goal_key="stop", veto=calls.append) == (0, "")
+    assert calls[0].first_point == -1  # an empty trajectory: hold
+    assert loop.ex.active_goal_key == "stop"
+
+
+def test_abort_with_a_goal_key_leaves_other_goals_alone():
+    loop = make_loop()
+    loop.ex.accept(trajectory(J, [rest([1.0, 1.0], 1.0)]), goal_key="g")
+    loop.run(0.1)
+    assert not loop.ex.abort("late answer", goal_key="older")
+    assert loop.ex.active_goal_key == "g"
+    assert loop.ex.abort("device fault", goal_key="g")
+    loop.run(0.05)
+    assert [(e.goal_key, e.status, e.error_string) for e in loop.events] == [("g", ABORTED, "device fault")]
