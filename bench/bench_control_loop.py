@@ -19,7 +19,7 @@ Printed / returned (``run()``):
   loop, everything else (publisher / monitor threads); "driver" = everything but the simulator;
 * action latency: goal accepted (the executor's ``accept`` returned; the action server calls
   ``set_accepted`` right after) -> first command frame on the bus carrying a changed position, median
-  and max of 5 one-point goals before the window (the frames are watched at the motor's ``_poll``);
+  and max of 5 one-point goals before the window (the frames are watched at the motor's ``poll``);
   and the time ``accept`` took (validation and building the trajectory, in the action server's thread).
 
 No ROS master and no rospy: ``/joint_states`` and the action go through the in-memory graph, so
@@ -196,7 +196,7 @@ class Rig:
         # the goal moves every joint from its measured position; watch the first joint's frames
         m = motors[0]
         seen: Dict[str, Any] = {"t": None}
-        orig = m._poll
+        orig = m.poll
         last = {"data": None}
 
         def poll(now: float):
@@ -212,7 +212,7 @@ class Rig:
             return msg
 
         armed = {"on": False}
-        m._poll = poll  # type: ignore[method-assign]
+        m.poll = poll  # type: ignore[method-assign]
         # "accepted": the executor's accept() returned (the action server then calls set_accepted)
         ex = [spec.c for spec in self.cm._controllers if hasattr(spec.c, "executor")][0].executor
         accepted: Dict[str, float] = {}
@@ -249,8 +249,8 @@ class Rig:
             handle.cancel()
             time.sleep(0.1)
         finally:
-            m._poll = orig  # type: ignore[method-assign]
-            del m._poll
+            m.poll = orig  # type: ignore[method-assign]
+            del m.poll
             del ex.accept
         return latency, accept_time, t0
 

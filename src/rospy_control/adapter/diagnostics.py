@@ -52,6 +52,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
 from rospy_control.log import Throttle, get_logger
+from rospy_control.middleware.units import ActuatorUnit
 from rospy_control.realtime import join_thread, start_thread
 from rospy_control.robot_hw._status import TEMPERATURE_MARGIN
 
@@ -201,7 +202,8 @@ class DriverDiagnostics:
         channel = getattr(unit, "channel_name", "")
         can_id = getattr(unit, "can_id", None)
         hw_id = f"{channel} id 0x{can_id:X}" if can_id is not None else str(channel)
-        kind = type(unit).__name__
+        actuator = isinstance(unit, ActuatorUnit)  # any protocol's actuator is a "motor" here
+        kind = "Motor" if actuator else type(unit).__name__
         label = {"Motor": "motor", "ImuSensor": "imu", "ContactSensor": "contact",
                  "ForceTorqueSensor": "force_torque", "Encoder": "encoder"}.get(kind, kind.lower())
         name = self._name(f"{label} {unit.name}")

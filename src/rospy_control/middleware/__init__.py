@@ -22,7 +22,8 @@ Units (configuration objects; look-ups raise HardwareError listing the known nam
 
     mw.units()                      # leaf units in file order
     mw.unit(name)                   # unit or group (UnitGroup: children(), leaves(), find(name))
-    mw.motor(name) -> Motor         # .joint (optional URDF joint), .limits, .direction, .zero_offset
+    mw.motor(name) -> ActuatorUnit  # the device contract (units/actuator.py): .joint (optional URDF
+                                    # joint), .direction, .zero_offset, .effort_range, .CAPABILITIES
     mw.motors(), mw.groups(), mw.units_of_type(ImuSensor | "rospy_control/ImuSensor")
 
 Cyclic path (cheap, non-blocking, callable at 1 kHz from the control thread)::
@@ -35,7 +36,8 @@ Cyclic path (cheap, non-blocking, callable at 1 kHz from the control thread)::
     m = mw.motor("elbow_motor")
     m.set_command(ControlMode.POSITION, 0.3)   # also VELOCITY (rad/s), EFFORT (N·m), NONE (limp)
     m.set_position(p, velocity_ff, effort_ff)
-    m.set_mit_command(p, v, kp, kd, effort)    # ControlMode.MIT
+    m.set_mit_command(p, v, kp, kd, effort)    # ControlMode.MIT (= set_impedance, devices with gains)
+    m.set_damping()                            # ControlMode.DAMPING: kd only (hold_mode damping)
     m.request_mode(ControlMode.VELOCITY)       # switch with a safe hold value (position: hold current)
     m.mode_confirmed(ControlMode.VELOCITY)     # True once the first reply after a frame in that mode
                                                # arrived: RobotHW switch ONGOING -> DONE
@@ -90,13 +92,14 @@ from rospy_control.middleware.events import FaultEvent
 from rospy_control.middleware.middleware import CHANNEL_TYPES, UNIT_TYPES, Middleware, Snapshot
 from rospy_control.middleware.simulation import SimulatedFirmware
 from rospy_control.middleware.units import (
-    CanUnit, ContactSensor, ContactState, ControlMode, Encoder, EncoderState, ForceTorqueSensor,
-    WATCHDOG_MODES, ForceTorqueState, HardwareUnit, ImuSensor, ImuState, Motor, MotorState, UnitGroup,
+    ActuatorState, ActuatorUnit, CanUnit, Capabilities, ContactSensor, ContactState, ControlMode, Encoder,
+    EncoderState, ForceTorqueSensor, WATCHDOG_MODES, ForceTorqueState, HardwareUnit, ImuSensor, ImuState,
+    Motor, MotorState, UnitGroup, UnsupportedCommand,
 )
 
 __all__ = [
     "Middleware", "Snapshot", "UNIT_TYPES", "CHANNEL_TYPES", "CanChannel", "SimulatedFirmware",
     "ControlMode", "HardwareUnit", "CanUnit", "UnitGroup", "Motor", "Encoder", "ImuSensor", "ContactSensor",
     "ForceTorqueSensor", "MotorState", "EncoderState", "ImuState", "ContactState", "ForceTorqueState",
-    "FaultEvent", "WATCHDOG_MODES",
+    "FaultEvent", "WATCHDOG_MODES", "ActuatorUnit", "ActuatorState", "Capabilities", "UnsupportedCommand",
 ]

@@ -19,7 +19,7 @@ host problem.  A cycle whose work ends after the next cycle's start is an *overr
 then re-anchored, never bursts).
 
 The channel knows no device protocol: it talks to units only through the hooks declared on
-:class:`~.units.CanUnit` (``_poll``, ``_on_frame``, ``_end_cycle``, ...), and routes a frame by its
+:class:`~.units.CanUnit` (``poll``, ``on_frame``, ``end_cycle``, ...), and routes a frame by its
 arbitration id, or, on a reply id several units share (MIT motors on the master id), by the key the
 units' own demultiplexer computes from the payload (:meth:`~.units.CanUnit.shared_reply`).
 
@@ -270,7 +270,7 @@ class CanChannel:
             self._ids[i] = unit.name
         for i in unit.reply_ids():
             self._routes[i] = unit
-        unit._attach(self.name, self.event_log)
+        unit.attach(self.name, self.event_log)
         self.units.append(unit)
         self.states[unit.name] = unit.state()
 
@@ -278,7 +278,7 @@ class CanChannel:
         """Use ``log`` (shared by the middleware's channels) for this channel's units' events."""
         self.event_log = log
         for u in self.units:
-            u._attach(self.name, log)
+            u.attach(self.name, log)
 
     def bus_load(self) -> float:
         """Estimated bus load (0..1+) at ``rate`` with worst-case bit stuffing (11-bit ids)."""
@@ -332,7 +332,7 @@ class CanChannel:
         """Activate the units and anchor the schedule (start of the thread; tests call it directly)."""
         now = self._clock()
         for u in self.units:
-            u._activate(now, enable, self.fault_timeout, self.period, self.command_timeout)
+            u.activate(now, enable, self.fault_timeout, self.period, self.command_timeout)
         self._next_t = now
 
     def wait_first_cycle(self, timeout: float = 1.0) -> bool:
@@ -359,7 +359,7 @@ class CanChannel:
         if bus is not None:
             sent = 0
             for u in self.units:
-                msg = u._exit_message()
+                msg = u.exit_message()
                 if msg is None:
                     continue
                 try:
@@ -370,7 +370,7 @@ class CanChannel:
                     self.tx_errors += 1
                     logger.warning("channel '%s': could not send exit-motor-mode to '%s': %s",
                                    self.name, u.name, err)
-                u._deactivate()
+                u.deactivate()
             deadline = time.perf_counter() + self.EXIT_REPLY_WAIT
             got = 0
             while sent and got < sent:
@@ -427,7 +427,7 @@ class CanChannel:
                      "on it goes to FAULT and is sent nothing; after the controller's automatic restart, "
                      "call ~reset_faults to re-enable them", self.name, self.interface, self.channel, why)
         for u in self.units:
-            u._on_bus_off(reason)
+            u.on_bus_off(reason)
 
     def _leave_bus_off(self, why: str) -> None:
         self.bus_off = False
@@ -475,7 +475,7 @@ class CanChannel:
             return 0
         if self.bus_off:
             self._leave_bus_off(f"'{unit.name}' answered")
-        return unit._on_frame(aid, data, now)
+        return unit.on_frame(aid, data, now)
 
     def _run(self) -> None:
         while self._running:
@@ -511,7 +511,7 @@ class CanChannel:
             pending = 0
             off = self.bus_off
             for u in units:
-                msg = u._bus_off_poll(self._bus_off_reason) if off else u._poll(t0)
+                msg = u.bus_off_poll(self._bus_off_reason) if off else u.poll(t0)
                 if msg is None:
                     continue
                 try:
@@ -527,7 +527,7 @@ class CanChannel:
                 if trace:
                     logger.log(TRACE, "%s TX %03X %s", self.name, msg.arbitration_id, msg.data.hex())
                 self.frames_sent += 1
-                pending += u._awaited_replies()
+                pending += u.awaited_replies()
             # 3. collect replies until all arrived or the window closes
             deadline = t0 + self.timing.window
             while pending > 0:
@@ -545,7 +545,7 @@ class CanChannel:
             self.rx_errors += 1
             self._record_error("receive", err)
             for u in units:
-                u._on_receive_error()  # a broken receive path must lead to timeouts, not silence
+                u.on_receive_error()  # a broken receive path must lead to timeouts, not silence
         except Exception as err:  # noqa: BLE001 - a decoder bug must not kill the bus thread
             self.thread_errors += 1
             self._record_error("thread", err)
@@ -560,7 +560,7 @@ class CanChannel:
         if timing.stalled:
             self._log_stall()
         try:
-            self.states = {u.name: u._end_cycle(now, on_time) for u in units}
+            self.states = {u.name: u.end_cycle(now, on_time) for u in units}
         except Exception as err:  # noqa: BLE001
             self.thread_errors += 1
             self._record_error("thread", err)

@@ -34,7 +34,7 @@ from typing import Dict, List, Optional, TextIO
 from rospy_control.exceptions import CommunicationError, ConfigError, HardwareError
 from rospy_control.middleware.middleware import Middleware
 from rospy_control.middleware.units import (
-    CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, ImuSensor, Motor,
+    ActuatorUnit, CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, ImuSensor, Motor,
 )
 
 
@@ -75,9 +75,13 @@ def describe(mw: Middleware, out: TextIO) -> None:
     out.write("\nunits:\n")
     for u in mw.units():
         extra = ""
-        if isinstance(u, Motor):
+        if isinstance(u, ActuatorUnit):
             extra = f"joint={u.joint}" if u.joint else ""
-            extra += f" P[{u.limits.p_min:g},{u.limits.p_max:g}] T[{u.limits.t_min:g},{u.limits.t_max:g}]"
+            if isinstance(u, Motor):  # the MIT ranges, motor side
+                extra += f" P[{u.limits.p_min:g},{u.limits.p_max:g}] T[{u.limits.t_min:g},{u.limits.t_max:g}]"
+            else:
+                lo, hi = u.effort_range
+                extra += f" T[{lo:g},{hi:g}]"
         elif isinstance(u, CanUnit) and hasattr(u, "frame_id"):
             extra = f"frame_id={u.frame_id}"
         can_id = f"0x{u.can_id:03X}" if isinstance(u, CanUnit) else "-"
@@ -89,7 +93,7 @@ def describe(mw: Middleware, out: TextIO) -> None:
 
 def _row(u, s) -> str:
     status = f"FAULT: {s.fault_reason}" if s.fault else ("ok" if s.received else "no data")
-    if isinstance(u, Motor):
+    if isinstance(u, ActuatorUnit):
         temp = "-" if s.temperature is None else f"{s.temperature:.0f}"
         en = "on " if s.enabled else "off"
         return (f"{u.name:<22} pos {s.position:+8.3f} vel {s.velocity:+8.3f} eff {s.effort:+7.2f} "

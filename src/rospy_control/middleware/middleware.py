@@ -25,8 +25,8 @@ from rospy_control.middleware.simulation.bus import (
 )
 from rospy_control.middleware.sim_link import SimLink, connect_simulator_process
 from rospy_control.middleware.units import (
-    WATCHDOG_MODES, CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, HardwareUnit,
-    ImuSensor, Motor, UnitGroup,
+    WATCHDOG_MODES, ActuatorUnit, CanUnit, ContactSensor, ControlMode, Encoder, ExampleMotor,
+    ForceTorqueSensor, HardwareUnit, ImuSensor, Motor, UnitGroup,
 )
 from rospy_control.plugins import Registry
 
@@ -36,7 +36,7 @@ logger = get_logger(__name__)
 
 #: Hardware unit types usable in ``<unit type="...">`` / ``<group type="...">``.
 UNIT_TYPES = Registry("hardware unit type", HardwareUnit)
-for _cls in (Motor, Encoder, ImuSensor, ContactSensor, ForceTorqueSensor, UnitGroup):
+for _cls in (Motor, ExampleMotor, Encoder, ImuSensor, ContactSensor, ForceTorqueSensor, UnitGroup):
     UNIT_TYPES.register(_cls.TYPE_NAME, _cls)
 #: Channel types usable in ``<channel type="...">``.
 CHANNEL_TYPES = Registry("channel type", CanChannel)
@@ -203,10 +203,10 @@ class Middleware:
             raise HardwareError(f"Could not find unit '{name}' in middleware '{self.name}'; known units: "
                                 f"{', '.join(self._units)}") from None
 
-    def motor(self, name: str) -> Motor:
-        """The :class:`Motor` called ``name``."""
+    def motor(self, name: str) -> ActuatorUnit:
+        """The actuator called ``name`` (any :class:`ActuatorUnit`: MIT :class:`Motor` or another device)."""
         u = self.unit(name)
-        if not isinstance(u, Motor):
+        if not isinstance(u, ActuatorUnit):
             raise HardwareError(f"unit '{name}' is a {type(u).__name__}, not a Motor")
         return u
 
@@ -215,8 +215,9 @@ class Middleware:
         cls = UNIT_TYPES.resolve(kind) if isinstance(kind, str) else kind
         return [u for u in self._units.values() if isinstance(u, cls)]
 
-    def motors(self) -> List[Motor]:
-        return [u for u in self._leaves if isinstance(u, Motor)]
+    def motors(self) -> List[ActuatorUnit]:
+        """Every actuator (:class:`ActuatorUnit`), whatever its protocol, in file order."""
+        return [u for u in self._leaves if isinstance(u, ActuatorUnit)]
 
     def groups(self) -> List[UnitGroup]:
         return [u for u in self._units.values() if isinstance(u, UnitGroup)]
@@ -546,7 +547,7 @@ class Middleware:
         if mode not in WATCHDOG_MODES:
             raise ValueError(f"unknown watchdog_mode {mode!r}; expected one of {', '.join(WATCHDOG_MODES)}")
         for u in self._can_units(names):
-            if isinstance(u, Motor):
+            if isinstance(u, ActuatorUnit):
                 u.set_watchdog_mode(mode)
 
     def faults(self) -> Dict[str, str]:

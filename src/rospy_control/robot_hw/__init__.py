@@ -107,8 +107,8 @@ Holding
 A joint no running controller commands *holds*: with ``hold_mode: position`` (default) its
 transmission runs in POSITION mode at the position it was last commanded to when it was in position
 mode, else at the position measured when it became unclaimed (at start-up: the first measured
-position) -- gravity-safe, no jump.  ``damping`` runs the motors in MIT mode with kp = 0 and
-kd = the motor's ``velocity_kd`` (the joint can be pushed by hand); ``none`` leaves them limp
+position) -- gravity-safe, no jump.  ``damping`` runs the motors in ControlMode.DAMPING (MIT: kp = 0 and
+kd = the motor's ``velocity_kd``; the joint can be pushed by hand); ``none`` leaves them limp
 (zero torque).  Inside a coupled transmission whose other joint is commanded, an unclaimed joint gets
 the neutral command of that mode instead (position: hold; velocity: 0 rad/s; effort: 0 N·m).
 

@@ -8,7 +8,7 @@ succeeded, so a configuration error leaves the RobotHW as it was.
 from __future__ import annotations
 
 import os
-from typing import Tuple
+from typing import List, Tuple
 
 from rospy_control.exceptions import ConfigError, TransmissionInterfaceError
 from rospy_control.hardware_interface import (
@@ -39,7 +39,9 @@ from rospy_control.hardware_interface import (
 from rospy_control.log import get_logger
 from rospy_control.middleware import ContactSensor, ForceTorqueSensor, ImuSensor, Middleware
 from rospy_control.robot_hw._limits import load_limits, make_handles
-from rospy_control.robot_hw._records import HOLD_MODES, KIND_INTERFACES, Actuator, Group, Joint, Records
+from rospy_control.robot_hw._records import (
+    HOLD_MODES, KIND_INTERFACES, KIND_MODE, Actuator, Group, Joint, Records,
+)
 from rospy_control.transmission_interface import TransmissionInterfaceLoader
 
 __all__ = ["read_text", "check_params", "build"]
@@ -88,6 +90,10 @@ def build(mw: Middleware, binding, params: dict, hold: str, urdf_source: str,
     """
     rec = Records(hold)
     staging = RobotHW()
+    for motor in mw.motors():
+        if not motor.supports(rec.hold_mode):
+            raise ConfigError(f"hold_mode: '{hold}' needs {rec.hold_mode.name} mode, which actuator "
+                              f"'{motor.name}' ({type(motor).__name__}) does not have", source=params_source)
     _register_actuators(mw, rec, staging)
     _register_joints(binding, params, rec, staging, urdf_source, params_source)
     _register_sensors(mw, rec, staging)
@@ -143,6 +149,7 @@ def _register_joints(binding, params: dict, rec: Records, hw: RobotHW, urdf_sour
             if j.name in binding.posvel_joints or (
                     posvel_all and "position" in kinds and "velocity" in kinds):
                 kinds.append("posvel")
+            _check_capabilities(info, j.name, kinds, group)
             data = joint_data[j.name]
             assert jsi is not None  # the loader registered it for the joints of the loaded transmissions
             state = jsi.get_handle(j.name)  # JointStateInterface does not claim
@@ -171,6 +178,30 @@ def _register_joints(binding, params: dict, rec: Records, hw: RobotHW, urdf_sour
             iface = hw.get(cls)
             if iface is not None:
                 iface.explain_missing(joint, f"Its URDF transmission was skipped: {reason}")
+
+
+def _check_capabilities(info, joint: str, kinds: List[str], group: Group) -> None:
+    """Every interface offered for ``joint`` must be one its actuators' devices can carry (a command the
+    device cannot take would otherwise fail in the control loop or be dropped without a word).
+
+    :raises ConfigError: naming the transmission, joint, interface, actuator and device type.
+    """
+    for kind in kinds:
+        mode = KIND_MODE[kind]
+        for act in group.actuators:
+            m = act.motor
+            missing = None
+            if not m.supports(mode):
+                missing = f"no {mode.name} mode"
+            elif kind == "posvel" and not m.CAPABILITIES.position_velocity_ff:
+                missing = "no velocity feed-forward in its position command"
+            if missing is not None:
+                cls = PosVelJointInterface if kind == "posvel" else KIND_INTERFACES[kind]
+                iface = cls.TYPE_NAME
+                raise ConfigError(
+                    f"transmission '{info.name}' ({info.where}) offers {iface} for joint '{joint}', but its "
+                    f"actuator '{act.name}' ({type(m).__name__}) has {missing}; leave that "
+                    "<hardwareInterface> out")
 
 
 def _register_sensors(mw: Middleware, rec: Records, hw: RobotHW) -> None:

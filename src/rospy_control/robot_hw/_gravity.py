@@ -71,9 +71,7 @@ class GravityFeedForward:
                 continue
             bounds = []
             for a in g.actuators:
-                m = a.motor
-                lo, hi = m.limits.t_min, m.limits.t_max
-                bounds.append((lo, hi) if m.direction > 0 else (-hi, -lo))
+                bounds.append(a.motor.effort_range)
             g.ff = [0.0] * len(g.actuators)
             self._groups.append((g, idx, [0.0] * len(idx), effort, bounds, g.ff))
 

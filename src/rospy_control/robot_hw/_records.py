@@ -23,7 +23,7 @@ from rospy_control.hardware_interface import (
     PosVelJointInterface,
     VelocityJointInterface,
 )
-from rospy_control.middleware import ControlMode, Motor
+from rospy_control.middleware import ActuatorUnit, ControlMode
 from rospy_control.middleware.units import CanSensor
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ __all__ = ["HOLD_MODES", "WATCHDOG_MODES", "KIND_INTERFACES", "KIND_MODE", "KIND
            "Actuator", "Group", "Records"]
 
 #: ``hold_mode`` parameter value -> motor mode of groups no running controller commands.
-HOLD_MODES = {"position": ControlMode.POSITION, "damping": ControlMode.MIT, "none": ControlMode.NONE}
+HOLD_MODES = {"position": ControlMode.POSITION, "damping": ControlMode.DAMPING, "none": ControlMode.NONE}
 
 #: ``hold_mode`` -> the middleware's command-watchdog mode (what the bus thread does by itself when the
 #: control loop stops writing commands).
@@ -104,7 +104,7 @@ class Joint:
 class Actuator:
     __slots__ = ("name", "motor", "data", "group", "fault", "fault_reason", "received", "hold", "state")
 
-    def __init__(self, name: str, motor: Motor, data: ActuatorData) -> None:
+    def __init__(self, name: str, motor: ActuatorUnit, data: ActuatorData) -> None:
         self.name = name
         self.motor = motor
         self.data = data
@@ -120,8 +120,8 @@ class Actuator:
         m = self.motor
         if mode == ControlMode.POSITION:
             m.request_mode(ControlMode.POSITION)
-        elif mode == ControlMode.MIT:
-            m.set_mit_command(0.0, 0.0, 0.0, m.velocity_kd, 0.0)
+        elif mode == ControlMode.DAMPING:
+            m.set_damping()
         else:
             m.set_command(mode, 0.0)
 

@@ -12,7 +12,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tupl
 
 from rospy_control.hardware_interface import ControllerInfo, SwitchState
 from rospy_control.log import Throttle, get_logger
-from rospy_control.middleware import ControlMode, Motor
+from rospy_control.middleware import ActuatorUnit, ControlMode
 from rospy_control.robot_hw._records import KIND_BY_NAME, KIND_INTERFACES, KIND_MODE, Group, Joint, Records
 
 __all__ = ["SwitchPlanner"]
@@ -26,7 +26,7 @@ class _Switch:
     __slots__ = ("pending", "starts", "deferred", "error", "done", "failed", "finished")
 
     def __init__(self, error: Optional[str] = None) -> None:
-        self.pending: Dict[str, Tuple[Motor, ControlMode]] = {}
+        self.pending: Dict[str, Tuple[ActuatorUnit, ControlMode]] = {}
         self.starts: Dict[str, Set[str]] = {}     # controller -> motors it waits for
         # motor -> fault reason: in FAULT at or during the switch; it takes the new mode when
         # ~reset_faults brings it back (a dead motor never blocks the controllers of healthy joints)

@@ -116,7 +116,7 @@ def test_no_feed_forward_for_limp_or_damped_joints(make_hw, hold_mode):
     spin(hw, 0.1)
     assert calls == []
     assert hw.middleware.motor("m1").command_mode == (ControlMode.NONE if hold_mode == "none"
-                                                      else ControlMode.MIT)
+                                                      else ControlMode.DAMPING)
 
 
 @pytest.mark.slow

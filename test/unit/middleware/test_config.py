@@ -170,8 +170,18 @@ def test_parse_is_plain_data():
     assert info.units[0].element.attributes["can_id"] == "1"
 
 
-@pytest.mark.parametrize("name", ["arm_hardware.xml", "quadruped_hardware.xml"])
+def _shipped_configs():
+    import glob
+    import os
+    from middleware_testutil import CONFIG
+    names = sorted(os.path.basename(p) for p in glob.glob(os.path.join(CONFIG, "*.xml")))
+    assert {"arm_hardware.xml", "quadruped_hardware.xml"} <= set(names)
+    return names
+
+
+@pytest.mark.parametrize("name", _shipped_configs())
 def test_example_configs_load(name):
+    """Every shipped hardware XML loads cleanly: nothing in it is beyond what its devices can carry."""
     import os
     from middleware_testutil import CONFIG
     mw = load(os.path.join(CONFIG, name))
@@ -249,3 +259,34 @@ def test_documented_defaults_are_the_code_defaults():
     assert float(re.search(r"`rate` \(([0-9.]+)", simulation).group(1)) == SimulationSettings.DEFAULT_RATE
     latency = float(re.search(r"`latency` \(([0-9.]+)", simulation).group(1))
     assert latency == SimulationSettings.DEFAULT_LATENCY
+
+
+def _gains_xml(gains: str, limits: str = "") -> str:
+    return ('<hardware name="t"><channel name="bus" interface="socketcan" channel="can9"/>\n'
+            f'<unit name="lift" type="rospy_control/Motor" channel="bus" can_id="2">{limits}\n'
+            f'<gains {gains}/></unit></hardware>')
+
+
+@pytest.mark.parametrize("gains, attr, value, lo, hi, sent", [
+    ('position_kd="9.0"', "position_kd", "9.0", "0.0", "5.0", "5"),
+    ('velocity_kd="5.5"', "velocity_kd", "5.5", "0.0", "5.0", "5"),
+    ('position_kp="501"', "position_kp", "501.0", "0.0", "500.0", "500"),
+])
+def test_a_gain_the_protocol_cannot_encode_is_a_start_up_error(gains, attr, value, lo, hi, sent):
+    """MIT frames carry kp in 0..kp_max and kd in 0..kd_max: a gain beyond them would be clamped in
+    every frame without a word, so loading fails naming the unit, the attribute, the value and the range."""
+    with pytest.raises(ConfigError) as exc:
+        load(_gains_xml(gains))
+    assert str(exc.value) == (f"<xml string>:2: unit 'lift': {attr}={value} is outside what MIT mode can "
+                              f"encode ({lo} .. {hi}); every frame would carry {sent} instead")
+
+
+def test_the_gain_range_is_the_motor_s_own():
+    """A motor whose firmware maps kd onto 0..10 may be given kd 9; at the edge of the range is fine."""
+    mw = load(_gains_xml('position_kd="9.0"', '<limits kd_max="10"/>'))
+    assert mw.motor("lift").position_kd == 9.0
+    mw = load(_gains_xml('position_kp="500" position_kd="5" velocity_kd="0"'))
+    assert mw.motor("lift").position_kp == 500.0
+    with pytest.raises(ConfigError, match=r"position_kd=9.0 is outside what MIT mode can encode "
+                                          r"\(0.0 \.\. 8.0\)"):
+        load(_gains_xml('position_kd="9.0"', '<limits kd_max="8"/>'))

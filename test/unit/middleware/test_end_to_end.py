@@ -219,13 +219,13 @@ def test_thread_errors_are_surfaced_not_lost(make_mw):
     def broken(arb_id, data, now):
         raise RuntimeError("decoder exploded")
 
-    motor._on_frame = broken
+    motor.on_frame = broken
     assert wait_until(lambda: mw.channels["bus"].thread_errors > 0)
     with pytest.raises(CommunicationError, match="RuntimeError: decoder exploded"):
         mw.check()
     n = cycles(mw)
     assert wait_until(lambda: cycles(mw) > n + 5)  # the thread kept running
-    del motor._on_frame
+    del motor.on_frame
 
 
 def test_set_zero(make_mw):

@@ -171,22 +171,22 @@ def test_sensor_reset(make_mw):
 
 def test_reset_faults_without_running_middleware_and_from_a_channel_thread(make_mw):
     mw = make_mw(motor_xml(1))
-    mw.motor("m1")._set_fault("injected")
+    mw.motor("m1").set_fault("injected")
     assert mw.reset_faults(timeout=0.1) == {"m1": "reset middleware not running: injected"}
     mw.start()
     errors = []
     ch = mw.channels["bus"]
-    real = ch.units[0]._end_cycle
+    real = ch.units[0].end_cycle
 
     def from_bus_thread(now, on_time=True):
-        ch.units[0]._end_cycle = real
+        ch.units[0].end_cycle = real
         try:
             mw.reset_faults()
         except HardwareError as err:
             errors.append(str(err))
         return real(now, on_time)
 
-    ch.units[0]._end_cycle = from_bus_thread
+    ch.units[0].end_cycle = from_bus_thread
     assert wait_until(lambda: errors, timeout=5.0)
     assert "do not call it from a channel thread" in errors[0]
 

@@ -129,7 +129,7 @@ def test_posvel_sends_position_with_velocity_feed_forward(make_hw):
     assert hw.joint_mode("wrist_1_joint") == ControlMode.POSITION
 
 
-@pytest.mark.parametrize("hold_mode, mode", [("damping", ControlMode.MIT), ("none", ControlMode.NONE),
+@pytest.mark.parametrize("hold_mode, mode", [("damping", ControlMode.DAMPING), ("none", ControlMode.NONE),
                                              ("position", ControlMode.POSITION)])
 def test_unclaimed_joints_hold_in_the_configured_mode(make_hw, hold_mode, mode):
     hw = make_hw(hardware(motor("m1", 1, 'joint="j1"', sim='initial_position="0.3"')), urdf(joint("j1")),

@@ -142,7 +142,7 @@ def test_differential_group_and_registry_and_combined_robot_hw(make_hw):
     try:
         assert isinstance(part, MiddlewareRobotHW)
         assert combined.get(PositionJointInterface).get_names() == ["a", "b"]
-        assert part.joint_mode("a") == ControlMode.MIT
+        assert part.joint_mode("a") == ControlMode.DAMPING
         assert part.status()["joints"]["b"]["motors"] == ["ma", "mb"]
     finally:
         part.shutdown()

@@ -80,8 +80,9 @@ class SimulatedFirmware:
                         self.by_name[u.name] = s
                         break
                 else:
-                    logger.warning("simulation '%s': no model for unit '%s' (%s); it will stay silent",
-                                   name, u.name, type(u).__name__)
+                    if settings.enabled:  # (built on hardware too, to validate the <simulation> elements)
+                        logger.warning("simulation '%s': no model for unit '%s' (%s); it will stay silent",
+                                       name, u.name, type(u).__name__)
         for s in self.sensors.values():  # validate motor references now, not on the first poll
             for ref in ("hfe_motor", "kfe_motor", "follows"):
                 target = getattr(s, ref, None)

@@ -1,14 +1,18 @@
 """Hardware units: a name, a state and (for actuators) a command; composable into groups.
 
 Modules: :mod:`.base` (:class:`HardwareUnit`, :class:`UnitGroup`, :class:`CanUnit` and the channel
-contract), :mod:`.motors` (:class:`Motor`, :class:`ControlMode`, :class:`MotorState`), :mod:`.sensors`
+contract), :mod:`.actuator` (the device contract of actuators: :class:`ActuatorUnit`,
+:class:`ControlMode`, :class:`MotorState`, :class:`Capabilities`), :mod:`.request_reply`
+(:class:`RequestReplyActuator`: the protocol-free machinery of a request/reply actuator),
+:mod:`.motors` (:class:`Motor`, MIT mode), :mod:`.example_motor` (:class:`ExampleMotor`, the device of
+``docs/writing_a_device.md``), :mod:`.sensors`
 (:class:`CanSensor` and the sensor types with their states).  Everything is importable from here.
 
 Threading model
 ---------------
 A unit belongs to one channel.  The channel's read/write thread is the only writer of a unit's
-*measured* state: it calls the hooks of :class:`CanUnit` (``_poll`` frame to send this cycle,
-``_on_frame`` decode a received frame, ``_end_cycle`` judge timeouts and publish an immutable state
+*measured* state: it calls the hooks of :class:`CanUnit` (``poll`` frame to send this cycle,
+``on_frame`` decode a received frame, ``end_cycle`` judge timeouts and publish an immutable state
 record, ...) -- these underscore methods are the channel contract and must stay cheap (they run per
 frame at up to kHz rates).
 
@@ -39,7 +43,12 @@ from __future__ import annotations
 from rospy_control.middleware.units.base import (
     CanUnit, HardwareUnit, SharedReply, UnitGroup, frame_bits, miss_limit,
 )
-from rospy_control.middleware.units.motors import WATCHDOG_MODES, ControlMode, Motor, MotorState
+from rospy_control.middleware.units.actuator import (
+    WATCHDOG_MODES, ActuatorState, ActuatorUnit, Capabilities, ControlMode, MotorState, UnsupportedCommand,
+)
+from rospy_control.middleware.units.example_motor import ExampleMotor
+from rospy_control.middleware.units.motors import Motor
+from rospy_control.middleware.units.request_reply import Command, Reply, RequestReplyActuator
 from rospy_control.middleware.units.sensors import (
     CanSensor, ContactSensor, ContactState, Encoder, EncoderState, ForceTorqueSensor, ForceTorqueState,
     ImuSensor, ImuState, SensorAttribute,
@@ -49,12 +58,15 @@ __all__ = [
     "ControlMode", "HardwareUnit", "UnitGroup", "CanUnit", "Motor", "Encoder", "ImuSensor",
     "ContactSensor", "ForceTorqueSensor", "MotorState", "EncoderState", "ImuState", "ContactState",
     "ForceTorqueState", "SharedReply", "WATCHDOG_MODES", "miss_limit", "CanSensor", "SensorAttribute",
-    "frame_bits",
+    "frame_bits", "ActuatorUnit", "ActuatorState", "Capabilities", "UnsupportedCommand", "Command", "Reply",
+    "RequestReplyActuator", "ExampleMotor",
 ]
 
 # The classes are documented, named in messages ("does not derive from ...") and pickled under this
 # package, whichever of its modules defines them.
-for _cls in (HardwareUnit, UnitGroup, CanUnit, SharedReply, ControlMode, Motor, MotorState, CanSensor,
+for _cls in (HardwareUnit, UnitGroup, CanUnit, SharedReply, ControlMode, ActuatorUnit, Capabilities,
+             UnsupportedCommand, Command, Reply, RequestReplyActuator, ExampleMotor, Motor, MotorState,
+             CanSensor,
              Encoder, EncoderState, ImuSensor, ImuState, ContactSensor, ContactState, ForceTorqueSensor,
              ForceTorqueState, SensorAttribute):
     _cls.__module__ = __name__

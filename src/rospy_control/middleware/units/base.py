@@ -119,6 +119,13 @@ class UnitGroup(HardwareUnit):
         return len(self._children)
 
 
+#: the channel contract's methods under their former, private names (see ``CanUnit.__init_subclass__``)
+_RENAMED_HOOKS = tuple("_" + n for n in (
+    "attach", "activate", "deactivate", "poll", "awaited_replies", "on_frame", "on_receive_error",
+    "on_bus_off", "bus_off_poll", "end_cycle", "exit_message", "begin_poll", "got_reply", "report_error",
+    "judge", "set_fault", "emit", "on_fault", "on_probe_start", "on_probe_failed", "on_recovered"))
+
+
 def frame_bits(dlc: int, extended: bool = False) -> int:
     """Worst-case bits on the wire of one classic CAN data frame incl. stuffing and interframe space."""
     if extended:
@@ -130,31 +137,31 @@ class CanUnit(HardwareUnit):
     """A unit that is polled over a CAN channel.
 
     **Channel contract.**  The channel calls these methods, and only from its read/write thread
-    (except :meth:`_exit_message` / :meth:`_deactivate`, called once at shutdown after the thread
+    (except :meth:`exit_message` / :meth:`deactivate`, called once at shutdown after the thread
     stopped).  The base implementations are complete for a unit that sends nothing; a subclass
-    overrides :meth:`_poll`, :meth:`_on_frame`, :meth:`_end_cycle` and :meth:`bits_per_cycle`, and
-    uses the helpers :meth:`_begin_poll`, :meth:`_got_reply`, :meth:`_report_error` and
-    :meth:`_judge` so that fault detection and reset probes behave the same for every unit type.
+    overrides :meth:`poll`, :meth:`on_frame`, :meth:`end_cycle` and :meth:`bits_per_cycle`, and
+    uses the helpers :meth:`begin_poll`, :meth:`got_reply`, :meth:`report_error` and
+    :meth:`judge` so that fault detection and reset probes behave the same for every unit type.
 
     * ``request_ids()`` / ``reply_ids()``: arbitration ids this unit sends to / receives on alone;
     * ``shared_reply(master_id)``: a :class:`SharedReply` if the unit answers on an id shared with
       other units (MIT motors on the channel's master id), else None;
     * ``bits_per_cycle()``: for the bus-load estimate;
-    * ``_activate(now, enable, fault_timeout, period, command_timeout)``: the thread is about to
+    * ``activate(now, enable, fault_timeout, period, command_timeout)``: the thread is about to
       start;
-    * ``_poll(now) -> can.Message | None``: the frame to send this cycle (``now`` = cycle start);
+    * ``poll(now) -> can.Message | None``: the frame to send this cycle (``now`` = cycle start);
       the unit then awaits its replies -- a frame that fails to send stays unanswered;
-    * ``_awaited_replies() -> int``: reply frames the channel should wait for after that send;
-    * ``_on_frame(arb_id, data, now) -> int``: decode a received frame, return how many awaited
+    * ``awaited_replies() -> int``: reply frames the channel should wait for after that send;
+    * ``on_frame(arb_id, data, now) -> int``: decode a received frame, return how many awaited
       frames it satisfied;
-    * ``_on_receive_error()``: the receive path failed this cycle; the unit counts its request as
+    * ``on_receive_error()``: the receive path failed this cycle; the unit counts its request as
       unanswered even if nothing was awaited (a broken bus must lead to timeouts, not silence);
-    * ``_on_bus_off(reason)``: the controller went bus-off (FAULT now); while it stays off the channel
-      calls ``_bus_off_poll(reason)`` instead of ``_poll`` (sends nothing, fails pending resets);
-    * ``_end_cycle(now, on_time) -> state``: judge the cycle and return this cycle's immutable state;
+    * ``on_bus_off(reason)``: the controller went bus-off (FAULT now); while it stays off the channel
+      calls ``bus_off_poll(reason)`` instead of ``poll`` (sends nothing, fails pending resets);
+    * ``end_cycle(now, on_time) -> state``: judge the cycle and return this cycle's immutable state;
       ``on_time`` False (host stall) means unanswered requests of this cycle neither count as misses
       nor end the miss streak;
-    * ``_exit_message()``: the frame to send at shutdown (None: nothing), then ``_deactivate()``.
+    * ``exit_message()``: the frame to send at shutdown (None: nothing), then ``deactivate()``.
     """
 
     FRAMES_PER_POLL = 1
@@ -165,6 +172,15 @@ class CanUnit(HardwareUnit):
     #: seconds of unanswered requests before FAULT when neither the unit nor its channel sets
     #: ``fault_timeout`` (the channel's default)
     DEFAULT_FAULT_TIMEOUT = 0.1
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        # the channel contract's methods had private names before; a unit written against them would
+        # be silently ignored by the channel (it calls the public names), so refuse it loudly
+        for old in _RENAMED_HOOKS:
+            if old in vars(cls):
+                raise TypeError(f"{cls.__qualname__} defines {old}(), which the channel no longer calls: "
+                                f"the channel contract's methods are public now, override {old[1:]}()")
 
     def __init__(self, name: str, can_id: int, fault_timeout: Optional[float] = None) -> None:
         super().__init__(name)
@@ -187,7 +203,7 @@ class CanUnit(HardwareUnit):
         self._miss_limit = 3
         self._last_reply = 0.0
         self._received = False
-        self._timeout = self.DEFAULT_FAULT_TIMEOUT  # the effective one is known at _activate
+        self._timeout = self.DEFAULT_FAULT_TIMEOUT  # the effective one is known at activate
         self._period = 0.0
         #: latest state record (a NamedTuple of the unit type's own; subclasses narrow the type)
         self._state: Optional[tuple] = None
@@ -242,7 +258,7 @@ class CanUnit(HardwareUnit):
             self._reset_req += 1
             ticket = self._reset_req
         if self._fault:
-            self._emit("reset_requested", f"reset requested (fault: {self._fault_reason})")
+            self.emit("reset_requested", f"reset requested (fault: {self._fault_reason})")
         return ticket
 
     def reset_outcome(self, ticket: int) -> Optional[Tuple[bool, str]]:
@@ -281,13 +297,13 @@ class CanUnit(HardwareUnit):
         raise NotImplementedError
 
     # -- channel contract ---------------------------------------------------------------------------
-    def _attach(self, channel_name: str, events: Optional[EventLog]) -> None:
+    def attach(self, channel_name: str, events: Optional[EventLog]) -> None:
         """Called when the unit is added to a channel (and when the event log is replaced)."""
         self.channel_name = channel_name
         self._events = events
 
-    def _activate(self, now: float, enable: bool, fault_timeout: float, period: Optional[float] = None,
-                  command_timeout: float = 0.0) -> None:
+    def activate(self, now: float, enable: bool, fault_timeout: float, period: Optional[float] = None,
+                 command_timeout: float = 0.0) -> None:
         """The channel thread is about to start: ``enable`` False = listen only (send nothing).
 
         :param fault_timeout: the channel's default (the unit's own ``fault_timeout`` wins).
@@ -304,41 +320,41 @@ class CanUnit(HardwareUnit):
         self._period = period if period else 0.0
         self._miss_limit = miss_limit(self._timeout, period)
 
-    def _deactivate(self) -> None:
-        """The channel stopped (after :meth:`_exit_message` was sent)."""
+    def deactivate(self) -> None:
+        """The channel stopped (after :meth:`exit_message` was sent)."""
         self._active = False
         self._awaiting = 0
 
-    def _poll(self, now: float) -> Optional[can.Message]:
+    def poll(self, now: float) -> Optional[can.Message]:
         """The frame to send this cycle (None: nothing).  Base: handles reset requests, sends nothing."""
-        self._begin_poll(now)
+        self.begin_poll(now)
         return None
 
-    def _awaited_replies(self) -> int:
-        """Reply frames awaited for the frame :meth:`_poll` just returned."""
+    def awaited_replies(self) -> int:
+        """Reply frames awaited for the frame :meth:`poll` just returned."""
         return self._awaiting
 
-    def _on_frame(self, arb_id: int, data, now: float) -> int:
+    def on_frame(self, arb_id: int, data, now: float) -> int:
         """Decode one frame routed to this unit; return the number of awaited frames it satisfied."""
         return 0
 
-    def _on_receive_error(self) -> None:
+    def on_receive_error(self) -> None:
         """The receive path failed this cycle: count this cycle's request as unanswered."""
         if self._awaiting == 0 and self._active and (self._probing or not self._fault):
             self._awaiting = 1
 
-    def _on_bus_off(self, reason: str) -> None:
+    def on_bus_off(self, reason: str) -> None:
         """The channel's controller went bus-off: FAULT with ``reason`` now (a probe in progress fails);
         nothing awaited any more.  Safe state: a motor is sent nothing until its reset, and its one
-        exit-motor-mode frame goes out as soon as the bus is back (:meth:`_on_fault`)."""
+        exit-motor-mode frame goes out as soon as the bus is back (:meth:`on_fault`)."""
         self._awaiting = 0
         if self._probing:
             self._probe_failed("reset failed: " + reason)
         else:
-            self._set_fault(reason)
+            self.set_fault(reason)
 
-    def _bus_off_poll(self, reason: str) -> Optional[can.Message]:
-        """Instead of :meth:`_poll` while the channel is bus-off: send nothing, and answer a pending reset
+    def bus_off_poll(self, reason: str) -> Optional[can.Message]:
+        """Instead of :meth:`poll` while the channel is bus-off: send nothing, and answer a pending reset
         request at once as failed (``"reset failed: " + reason``)."""
         req = self._reset_req
         if req == self._reset_seen:
@@ -348,53 +364,53 @@ class CanUnit(HardwareUnit):
             self._finish_reset(True, "")
             return None
         self._fault_reason = why = "reset failed: " + reason
-        self._emit("reset_failed", why)
+        self.emit("reset_failed", why)
         self._finish_reset(False, why)
         return None
 
-    def _end_cycle(self, now: float, on_time: bool = True):
+    def end_cycle(self, now: float, on_time: bool = True):
         """Judge this cycle (timeouts, reset probe) and return the state record to publish."""
         if self._awaiting or self._probing:
-            self._judge(now, on_time)
+            self.judge(now, on_time)
         return self._state
 
-    def _exit_message(self) -> Optional[can.Message]:
+    def exit_message(self) -> Optional[can.Message]:
         """Frame to send at shutdown (exit-motor-mode), None for nothing."""
         return None
 
     # -- helpers for subclasses (channel thread) ------------------------------------------------------
-    def _emit(self, kind: str, message: str) -> None:
+    def emit(self, kind: str, message: str) -> None:
         ev = self._events
         if ev is not None:
             ev.append(self.name, self.channel_name or "", kind, message)
 
-    def _set_fault(self, reason: str) -> None:
+    def set_fault(self, reason: str) -> None:
         if not self._fault:
             self._fault_reason = reason
             self._fault_time = time.time()
             self._fault = True
             self._streak = 0
-            self._on_fault()
-            self._emit("fault", reason)
+            self.on_fault()
+            self.emit("fault", reason)
 
-    def _report_error(self, reason: str, still: str) -> None:
+    def report_error(self, reason: str, still: str) -> None:
         """The device reports an error: FAULT with ``reason``; during a reset probe the probe fails with
         ``"reset failed: " + still``."""
         if self._probing:
             if self._probe_error is None:
                 self._probe_error = "reset failed: " + still
         else:
-            self._set_fault(reason)
+            self.set_fault(reason)
 
-    def _got_reply(self, now: float) -> None:
+    def got_reply(self, now: float) -> None:
         """A frame from the device was decoded: it is alive (ends the miss streak)."""
         self._last_reply = now
         self._received = True
         if not self._probing:
             self._streak = 0
 
-    def _begin_poll(self, now: float) -> None:
-        """Call first in :meth:`_poll`: takes a pending reset request."""
+    def begin_poll(self, now: float) -> None:
+        """Call first in :meth:`poll`: takes a pending reset request."""
         req = self._reset_req
         if req == self._reset_seen:
             return
@@ -407,17 +423,17 @@ class CanUnit(HardwareUnit):
         if not self._active:
             # listen-only: nothing can be probed; the fault came from a reply, clear it as asked
             self._clear_fault()
-            self._emit("recovered", "fault cleared (listen-only: nothing was probed)")
+            self.emit("recovered", "fault cleared (listen-only: nothing was probed)")
             self._finish_reset(True, "")
             return
         self._probing = True
         self._probe_ok = False
         self._probe_error = None
         self._streak = 0
-        self._on_probe_start(now)
+        self.on_probe_start(now)
 
-    def _judge(self, now: float, on_time: bool) -> None:
-        """Timeouts and reset-probe outcome of one cycle (call from :meth:`_end_cycle`)."""
+    def judge(self, now: float, on_time: bool) -> None:
+        """Timeouts and reset-probe outcome of one cycle (call from :meth:`end_cycle`)."""
         awaiting = self._awaiting
         self._awaiting = 0
         if self._probing:
@@ -426,8 +442,8 @@ class CanUnit(HardwareUnit):
             elif self._probe_ok and not awaiting:
                 old = self._fault_reason
                 self._clear_fault()
-                self._on_recovered(now)
-                self._emit("recovered", f"recovered after reset (fault was: {old})")
+                self.on_recovered(now)
+                self.emit("recovered", f"recovered after reset (fault was: {old})")
                 self._finish_reset(True, "")
             elif awaiting and on_time:
                 elapsed = self._count_miss(now)
@@ -440,8 +456,8 @@ class CanUnit(HardwareUnit):
         self.reply_timeouts += 1
         elapsed = self._count_miss(now)
         if elapsed is not None:
-            self._set_fault(f"no reply for {1000.0 * elapsed:.1f} ms (fault_timeout "
-                            f"{1000.0 * self._timeout:.1f} ms), {self._streak} requests unanswered")
+            self.set_fault(f"no reply for {1000.0 * elapsed:.1f} ms (fault_timeout "
+                           f"{1000.0 * self._timeout:.1f} ms), {self._streak} requests unanswered")
 
     def _count_miss(self, now: float) -> Optional[float]:
         """Count one unanswered request; the streak's duration if it reached FAULT, else None."""
@@ -457,8 +473,8 @@ class CanUnit(HardwareUnit):
         self._probing = False
         self._fault_reason = reason
         self._streak = 0
-        self._on_probe_failed()
-        self._emit("reset_failed", reason)
+        self.on_probe_failed()
+        self.emit("reset_failed", reason)
         self._finish_reset(False, reason)
 
     def _clear_fault(self) -> None:
@@ -473,14 +489,14 @@ class CanUnit(HardwareUnit):
         self._reset_done = self._reset_seen
 
     # hooks of the fault life cycle (channel thread)
-    def _on_fault(self) -> None:
+    def on_fault(self) -> None:
         """Just went to FAULT."""
 
-    def _on_probe_start(self, now: float) -> None:
-        """A reset probe starts; the next :meth:`_poll` sends the probe request."""
+    def on_probe_start(self, now: float) -> None:
+        """A reset probe starts; the next :meth:`poll` sends the probe request."""
 
-    def _on_probe_failed(self) -> None:
+    def on_probe_failed(self) -> None:
         """The probe failed; the unit stays in FAULT."""
 
-    def _on_recovered(self, now: float) -> None:
+    def on_recovered(self, now: float) -> None:
         """The probe succeeded; the fault is cleared."""

@@ -125,22 +125,22 @@ class CanSensor(CanUnit):
     def bits_per_cycle(self) -> int:
         return frame_bits(0) + self.FRAMES_PER_POLL * frame_bits(self.REPLY_DLC)
 
-    def _poll(self, now: float) -> Optional[can.Message]:
+    def poll(self, now: float) -> Optional[can.Message]:
         if self._reset_req != self._reset_seen:
-            self._begin_poll(now)
+            self.begin_poll(now)
         if not self._active or (self._fault and not self._probing):
             return None
         self._awaiting = self.FRAMES_PER_POLL
         self._sent_at = now
         return self._msg
 
-    def _on_frame(self, arb_id: int, data, now: float) -> int:
+    def on_frame(self, arb_id: int, data, now: float) -> int:
         try:
             self._decode(arb_id - self.reply_id, data)
         except sensors.SensorFrameError:
             self.bad_frames += 1
             return 0
-        self._got_reply(now)
+        self.got_reply(now)
         if self._probing:
             self._probe_ok = True
         if self._awaiting:
@@ -155,15 +155,15 @@ class CanSensor(CanUnit):
         """The immutable state record published for this cycle."""
         raise NotImplementedError
 
-    def _end_cycle(self, now: float, on_time: bool = True):
+    def end_cycle(self, now: float, on_time: bool = True):
         if self._awaiting or self._probing:
-            self._judge(now, on_time)
+            self.judge(now, on_time)
         s = self._state = self._end_state()
         return s
 
     def _flagged(self, what: str) -> None:
         """The sensor's answer carries its error flag."""
-        self._report_error(f"{what} reported an error flag", f"{what} still reports an error flag")
+        self.report_error(f"{what} reported an error flag", f"{what} still reports an error flag")
 
 
 class Encoder(CanSensor):
