@@ -44,6 +44,7 @@ from rospy_control.middleware.config import (
 from rospy_control.middleware.events import EventLog
 from rospy_control.middleware.timing import CycleTiming
 from rospy_control.middleware.units import CanUnit, frame_bits
+from rospy_control.realtime import RealtimeBuffer, join_thread, start_thread
 
 __all__ = ["CanChannel", "VALID_BITRATES", "open_bus", "CAN_ERR_BUSOFF", "CAN_ERR_RESTARTED"]
 
@@ -178,9 +179,10 @@ class CanChannel:
         self._next_t = 0.0
         self.event_log = EventLog()
         self.timing = CycleTiming(self.period, self.period * reply_window)
-        #: ``{unit name: state record}``; each record's type (MotorState, ImuState, ...) depends on its unit
-        self.states: Dict[str, Any] = {}
-        self.cycle_stamp = 0.0
+        # the latest cycle as one ``(stamp, {unit name: state record})`` tuple, published by the channel
+        # thread in one write and read by any thread (the two halves can never be read from two cycles)
+        self._published: RealtimeBuffer[Tuple[float, Dict[str, Any]]] = RealtimeBuffer(
+            (0.0, {}), name=f"channel {self.name} snapshot")
         # statistics (written by the thread only)
         self.cycles = 0
         self.overruns = 0
@@ -272,7 +274,8 @@ class CanChannel:
             self._routes[i] = unit
         unit.attach(self.name, self.event_log)
         self.units.append(unit)
-        self.states[unit.name] = unit.state()
+        stamp, states = self._published.read_from_non_rt()
+        self._published.write_from_non_rt((stamp, {**states, unit.name: unit.state()}))
 
     def set_event_log(self, log: EventLog) -> None:
         """Use ``log`` (shared by the middleware's channels) for this channel's units' events."""
@@ -294,6 +297,22 @@ class CanChannel:
     @property
     def is_open(self) -> bool:
         return self._bus is not None
+
+    @property
+    def published(self) -> Tuple[float, Dict[str, Any]]:
+        """``(cycle stamp, {unit name: state record})`` of the latest cycle, read as one value."""
+        return self._published.read_from_non_rt()
+
+    @property
+    def states(self) -> Dict[str, Any]:
+        """``{unit name: state record}`` of the latest cycle; each record's type (MotorState, ImuState,
+        ...) depends on its unit.  With the stamp, read :attr:`published` (one value)."""
+        return self._published.read_from_non_rt()[1]
+
+    @property
+    def cycle_stamp(self) -> float:
+        """Clock time of the latest cycle's end (0.0 before the first)."""
+        return self._published.read_from_non_rt()[0]
 
     @property
     def thread(self) -> Optional[threading.Thread]:
@@ -324,9 +343,7 @@ class CanChannel:
         self._prepare(enable)
         self._running = True
         self._first_cycle.clear()
-        self._thread = threading.Thread(target=self._run, name=f"rospy_control.channel.{self.name}",
-                                        daemon=True)
-        self._thread.start()
+        self._thread = start_thread(self._run, f"channel.{self.name}")
 
     def _prepare(self, enable: bool) -> None:
         """Activate the units and anchor the schedule (start of the thread; tests call it directly)."""
@@ -339,22 +356,28 @@ class CanChannel:
         """Block until the thread has published one cycle (for start-up)."""
         return self._first_cycle.wait(timeout)
 
-    def stop(self) -> None:
-        """Stop the thread (idempotent)."""
+    def stop(self) -> bool:
+        """Stop the thread (idempotent).  False when it did not join within :attr:`JOIN_TIMEOUT`: it is
+        reported by name and kept (:attr:`thread`), since it may still be using the bus."""
         self._running = False
-        t = self._thread
-        if t is not None and t is not threading.current_thread():
-            t.join(self.JOIN_TIMEOUT)
-            if t.is_alive():
-                logger.error("channel '%s': read/write thread did not stop within %.1f s",
-                             self.name, self.JOIN_TIMEOUT)
+        if not join_thread(self._thread, self.JOIN_TIMEOUT, owner=f"channel '{self.name}'"):
+            return False
         self._thread = None
+        return True
 
-    def shutdown(self) -> None:
-        """Stop the thread, send every motor the exit-motor-mode frame, close the bus. Idempotent."""
+    def shutdown(self) -> bool:
+        """Stop the thread, send every motor the exit-motor-mode frame, close the bus. Idempotent.
+
+        If the thread does not stop, the bus is left alone (no exit frames, not closed: using it from
+        this thread while the bus thread may still be in ``send``/``recv`` is not safe) and False is
+        returned; a later call tries again."""
         if self._closed:
-            return
-        self.stop()
+            return True
+        if not self.stop():
+            logger.error("channel '%s': NOT sending exit-motor-mode frames and NOT closing the bus: its "
+                         "read/write thread '%s' is still running", self.name,
+                         self._thread.name if self._thread is not None else "?")
+            return False
         bus = self._bus
         if bus is not None:
             sent = 0
@@ -395,6 +418,7 @@ class CanChannel:
             logger.info("channel '%s': closed (%d exit-motor-mode frames sent, %d answered)", self.name,
                         sent, got)
         self._closed = True
+        return True
 
     def check(self) -> None:
         """Re-raise (once) the first error recorded on the thread, as CommunicationError."""
@@ -560,11 +584,12 @@ class CanChannel:
         if timing.stalled:
             self._log_stall()
         try:
-            self.states = {u.name: u.end_cycle(now, on_time) for u in units}
+            states = {u.name: u.end_cycle(now, on_time) for u in units}
         except Exception as err:  # noqa: BLE001
             self.thread_errors += 1
             self._record_error("thread", err)
-        self.cycle_stamp = now
+            states = self._published.read_from_rt()[1]
+        self._published.write_from_rt((now, states))
         self.cycles += 1
         self._busy[i] = now - t0
         if self.cycles == 1:

@@ -411,7 +411,10 @@ class Middleware:
         self._closed = True
         for ch in self.channels.values():
             try:
-                ch.shutdown()
+                if not ch.shutdown():
+                    # its bus thread still runs: the bus stays open and untouched (said by the channel);
+                    # the other channels' buses are their own and are shut down regardless
+                    logger.error("channel '%s': left running (its bus thread did not stop)", ch.name)
             except Exception as err:  # noqa: BLE001 - shut down the rest regardless
                 logger.error("channel '%s': shutdown failed: %s", ch.name, err)
         for sim in self._simulators.values():
@@ -437,15 +440,16 @@ class Middleware:
         """States of every unit; each channel's states come from one complete cycle."""
         chans = list(self.channels.values())
         if len(chans) == 1:
-            ch = chans[0]
-            return Snapshot(ch.cycle_stamp, ch.states)
-        states: Dict[str, Any] = {}
-        stamp = 0.0
+            stamp, states = chans[0].published  # one value: stamp and states of the same cycle
+            return Snapshot(stamp, states)
+        merged: Dict[str, Any] = {}
+        latest = 0.0
         for ch in chans:
-            states.update(ch.states)
-            if ch.cycle_stamp > stamp:
-                stamp = ch.cycle_stamp
-        return Snapshot(stamp, states)
+            stamp, states = ch.published
+            merged.update(states)
+            if stamp > latest:
+                latest = stamp
+        return Snapshot(latest, merged)
 
     def set_command(self, name: str, mode: ControlMode, value: float = 0.0) -> None:
         """Non-blocking: command motor ``name`` (see :meth:`Motor.set_command`)."""

@@ -336,3 +336,62 @@ def test_bus_dying_at_run_time_faults_the_units_and_is_reported(make_mw):
     st = mw.statistics()["channels"]["bus"]
     assert st["tx_errors"] + st["rx_errors"] > 0
     mw.shutdown()  # still clean
+
+
+def test_shutdown_leaves_the_bus_of_a_bus_thread_that_does_not_stop_alone(make_mw, caplog):
+    """A bus thread stuck in the bus (a driver's send that hangs) is named, and shutdown then neither
+    sends exit frames nor closes that bus from the calling thread, while the bus thread may be in it."""
+    import threading
+
+    mw = make_mw(motor_xml(1))
+    mw.start()
+    ch = mw.channels["bus"]
+    bus_thread = ch.thread
+    bus = ch._bus
+    real_send, real_shutdown = bus.send, bus.shutdown
+    stuck, release = threading.Event(), threading.Event()
+    foreign: list = []
+
+    def send(msg, timeout=None):
+        if threading.current_thread() is bus_thread:
+            stuck.set()
+            release.wait(30.0)
+        else:
+            foreign.append(("send", threading.current_thread().name))
+        return real_send(msg, timeout)
+
+    def shutdown():
+        foreign.append(("shutdown", threading.current_thread().name))
+        return real_shutdown()
+
+    bus.send, bus.shutdown = send, shutdown
+    ch.JOIN_TIMEOUT = 0.2
+    try:
+        assert stuck.wait(10.0), "the bus thread never sent"
+        with caplog.at_level(logging.ERROR):
+            mw.shutdown()
+        assert foreign == [], "the bus was used from another thread while its bus thread still ran"
+        assert bus_thread.is_alive() and ch.thread is bus_thread, "the stuck thread was forgotten"
+        assert bus_thread.name in caplog.text and "NOT closing the bus" in caplog.text
+    finally:
+        release.set()
+    bus_thread.join(10.0)
+    assert not bus_thread.is_alive()
+    assert ch.shutdown() is True  # once the thread has stopped, a later shutdown closes the bus
+    assert ("shutdown", threading.current_thread().name) in foreign and not ch.is_open
+
+
+def test_snapshot_stamp_and_states_come_from_one_cycle(make_mw):
+    """A channel publishes a cycle's stamp and states as one value: a reader racing the bus thread
+    never pairs one cycle's stamp with another cycle's states (each state's reply is no newer than the
+    stamp of the cycle that published it)."""
+    mw = make_mw(motor_xml(2))
+    mw.start()
+    ch = mw.channels["bus"]
+    seen = 0
+    while seen < 300:
+        stamp, states = ch.published
+        snap = mw.snapshot()
+        assert all(s.stamp <= stamp for s in states.values())
+        assert all(s.stamp <= snap.stamp for s in snap.states.values())
+        seen += 1

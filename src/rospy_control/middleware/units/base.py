@@ -14,6 +14,7 @@ import can
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware.config import AttributeReader, ElementInfo, UnitInfo, positive, to_float, to_int
 from rospy_control.middleware.events import EventLog
+from rospy_control.realtime import RealtimeBuffer
 
 __all__ = ["HardwareUnit", "UnitGroup", "CanUnit", "SharedReply", "frame_bits", "miss_limit"]
 
@@ -208,12 +209,12 @@ class CanUnit(HardwareUnit):
         #: latest state record (a NamedTuple of the unit type's own; subclasses narrow the type)
         self._state: Optional[tuple] = None
         # reset requests: callers bump _reset_req (under _reset_lock); the channel thread takes it,
-        # probes, then publishes _reset_result and _reset_done (in this order)
+        # probes, then publishes ``(ticket done, recovered, reason)`` as one value in _reset_outcome
         self._reset_lock = threading.Lock()
         self._reset_req = 0
         self._reset_seen = 0
-        self._reset_done = 0
-        self._reset_result: Tuple[bool, str] = (True, "")
+        self._reset_outcome: RealtimeBuffer[Tuple[int, bool, str]] = RealtimeBuffer(
+            (0, True, ""), name=f"unit {self.name} reset outcome")
         self._probing = False
         self._probe_ok = False
         self._probe_error: Optional[str] = None
@@ -263,8 +264,9 @@ class CanUnit(HardwareUnit):
 
     def reset_outcome(self, ticket: int) -> Optional[Tuple[bool, str]]:
         """``(recovered, reason)`` once the reset of ``ticket`` finished, None while pending."""
-        if self._reset_done >= ticket:
-            return self._reset_result
+        done, recovered, reason = self._reset_outcome.read_from_non_rt()
+        if done >= ticket:
+            return recovered, reason
         return None
 
     @classmethod
@@ -485,8 +487,7 @@ class CanUnit(HardwareUnit):
         self._streak = 0
 
     def _finish_reset(self, recovered: bool, reason: str) -> None:
-        self._reset_result = (recovered, reason)
-        self._reset_done = self._reset_seen
+        self._reset_outcome.write_from_rt((self._reset_seen, recovered, reason))
 
     # hooks of the fault life cycle (channel thread)
     def on_fault(self) -> None:

@@ -23,7 +23,6 @@ See ``docs/writing_a_device.md`` for a complete device built on it
 from __future__ import annotations
 
 import abc
-import itertools
 import math
 from typing import ClassVar, Dict, NamedTuple, Optional, Tuple
 
@@ -36,6 +35,7 @@ from rospy_control.middleware.units.actuator import (
     WATCHDOG_MODES, ActuatorUnit, ControlMode, MotorState, UnsupportedCommand,
 )
 from rospy_control.middleware.units.base import frame_bits
+from rospy_control.realtime import RealtimeBuffer
 
 __all__ = ["Command", "Reply", "RequestReplyActuator"]
 
@@ -142,9 +142,9 @@ class RequestReplyActuator(ActuatorUnit):
         self._non_finite_log = Throttle(5.0)
         self._msg = can.Message(arbitration_id=self.command_id(), is_extended_id=self.EXTENDED_IDS,
                                 data=bytearray(self.COMMAND_DLC))
-        self._cmd = _LIMP
-        self._cmd_counter = itertools.count(1)
-        self._cmd_seq = 0
+        # the latest command: written by the caller's thread, read by the channel thread, as one
+        # immutable Command whose sequence number (the watchdog's "a new command came") travels with it
+        self._cmd_buf: RealtimeBuffer[Command] = RealtimeBuffer(_LIMP, name=f"motor {self.name} command")
         self._zero_requested = False
         self._enabled = False
         self._exit_sent = False
@@ -272,8 +272,7 @@ class RequestReplyActuator(ActuatorUnit):
         return False
 
     def _store(self, command: Command) -> None:
-        self._cmd = command
-        self._cmd_seq = next(self._cmd_counter)
+        self._cmd_buf.write_from_non_rt(command)
 
     def set_command(self, mode: ControlMode, value: float = 0.0, effort: float = 0.0) -> None:
         if self._rejected(value, effort):
@@ -325,16 +324,17 @@ class RequestReplyActuator(ActuatorUnit):
             self.set_command(mode, 0.0)
 
     def mode_confirmed(self, mode: ControlMode) -> bool:
-        return self._mode == mode and self._cmd.mode == mode and self._published_mode == mode
+        return (self._mode == mode and self._cmd_buf.read_from_rt().mode == mode
+                and self._published_mode == mode)
 
     @property
     def command_mode(self) -> ControlMode:
-        return self._cmd.mode
+        return self._cmd_buf.read_from_rt().mode
 
     @property
     def command(self) -> Command:
         """The latest command as the codec will see it (device side; before the watchdog and the cap)."""
-        return self._cmd
+        return self._cmd_buf.read_from_rt()
 
     def request_zero(self) -> None:
         if not self.CAPABILITIES.set_zero:
@@ -353,7 +353,7 @@ class RequestReplyActuator(ActuatorUnit):
 
     @property
     def command_count(self) -> int:
-        return self._cmd_seq
+        return self._cmd_buf.sequence()
 
     def set_max_position_step(self, step: Optional[float]) -> None:
         if not step:
@@ -411,7 +411,7 @@ class RequestReplyActuator(ActuatorUnit):
             return None
         if not self._active:
             return None
-        seq = self._cmd_seq
+        seq, cmd = self._cmd_buf.read_with_sequence()  # one read: this command and its number
         if seq != self._wd_seen:
             self._wd_seen = seq
             self._wd_stale = 0.0
@@ -435,7 +435,6 @@ class RequestReplyActuator(ActuatorUnit):
             data = self.zero_frame()
             self._step_last = None
         else:
-            cmd = self._cmd
             # the mode confirmed by the reply is the caller's, also while the watchdog holds
             self._inflight = cmd.mode
             if self._wd_active:
@@ -515,7 +514,8 @@ class RequestReplyActuator(ActuatorUnit):
         fault = self._fault
         s = self._state = MotorState(
             self.name, self._pos, self._vel, self._eff, self._temp, self._err,
-            self._enabled and not fault, self._mode, self._cmd.mode, fault, self._fault_reason,
+            self._enabled and not fault, self._mode, self._cmd_buf.read_from_rt().mode, fault,
+            self._fault_reason,
             self._last_reply if self._received else 0.0, self._received, self._fault_time,
             self._wd_active)
         return s
@@ -539,14 +539,16 @@ class RequestReplyActuator(ActuatorUnit):
         self._exit_sent = False
 
     def on_recovered(self, now: float) -> None:
-        self._cmd = _LIMP
+        # a second writer (channel thread, while the unit was in FAULT): last writer wins, and a
+        # caller's command written after the recovery is the one that counts
+        self._cmd_buf.write_from_rt(_LIMP)
         self._mode = ControlMode.NONE
         self._exit_sent = False
         self._wd_reset(now)
 
     # -- command watchdog (channel thread) --------------------------------------------------------------
     def _wd_reset(self, now: float) -> None:
-        self._wd_seen = self._cmd_seq
+        self._wd_seen = self._cmd_buf.sequence()
         self._wd_stale = 0.0
         self._wd_last = now
         self._wd_active = False
