@@ -54,7 +54,6 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rospy_control.log import Throttle, get_logger
 from rospy_control.middleware.units import ActuatorUnit
 from rospy_control.realtime import join_thread, start_thread
-from rospy_control.robot_hw._status import TEMPERATURE_MARGIN
 
 logger = get_logger(__name__)
 
@@ -64,6 +63,9 @@ OK = DiagnosticStatus.OK
 WARN = DiagnosticStatus.WARN
 ERROR = DiagnosticStatus.ERROR
 STALE = DiagnosticStatus.STALE
+
+#: A motor within this many degrees Celsius of its ``max_temperature`` is reported as WARN.
+TEMPERATURE_MARGIN = 10.0
 
 #: Fraction below the configured loop rate at which the loop status turns WARN.
 RATE_WARN_FRACTION = 0.9
@@ -106,7 +108,7 @@ class DriverDiagnostics:
         not over it (then units, channels, faults and simulator are left out).
     :param prefix: status name prefix (the node's name).
     :param loop: the :class:`~rospy_control.control_loop.loop.ControlLoop` (or None).
-    :param robot_hw: the RobotHW; its ``diagnostics()`` or ``status()`` is reported if it has one.
+    :param robot_hw: the RobotHW; its ``status()`` is reported if it has one.
     :param extra: callables returning more ``DiagnosticStatus`` objects.
     :param controller_states: callable returning ``{controller: state}`` (the standalone branch's
         controllers), reported as the ``controllers`` status.

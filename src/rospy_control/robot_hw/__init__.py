@@ -115,19 +115,12 @@ the neutral command of that mode instead (position: hold; velocity: 0 rad/s; eff
 Diagnostics
 -----------
 ``status()`` (plain dict: per joint interface, controller, mode, transmission, fault; per motor mode,
-requested mode, enabled, fault + reason, temperature, error code; sensors; pending switch) and
-``diagnostics()`` (list of :class:`DiagnosticRecord` shaped like ``diagnostic_msgs/DiagnosticStatus``).
+requested mode, enabled, fault + reason, temperature, error code; sensors; pending switch).  The node
+turns it into ``/diagnostics`` with its one builder of motor statuses,
+:mod:`rospy_control.adapter.diagnostics` (levels, the near-``max_temperature`` warning).
 """
 from __future__ import annotations
 
-from rospy_control.robot_hw.middleware_robot_hw import (
-    ERROR,
-    HOLD_MODES,
-    OK,
-    STALE,
-    WARN,
-    DiagnosticRecord,
-    MiddlewareRobotHW,
-)
+from rospy_control.robot_hw.middleware_robot_hw import HOLD_MODES, MiddlewareRobotHW
 
-__all__ = ["MiddlewareRobotHW", "DiagnosticRecord", "HOLD_MODES", "OK", "WARN", "ERROR", "STALE"]
+__all__ = ["MiddlewareRobotHW", "HOLD_MODES"]

@@ -1,31 +1,15 @@
-"""Status and diagnostics of :class:`~rospy_control.robot_hw.MiddlewareRobotHW` (any thread): plain
-data built from the records and the middleware's snapshot, and records shaped like
-``diagnostic_msgs/DiagnosticStatus``.
+"""Status of :class:`~rospy_control.robot_hw.MiddlewareRobotHW` (any thread): plain data built from
+the records and the middleware's snapshot.  The node's ``/diagnostics`` are built from it (and from
+the snapshot) by one builder, :mod:`rospy_control.adapter.diagnostics`.
 """
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Tuple
+from typing import Dict
 
 from rospy_control.middleware import Middleware
 from rospy_control.robot_hw._records import KIND_INTERFACES, Records
 
-__all__ = ["DiagnosticRecord", "OK", "WARN", "ERROR", "STALE", "TEMPERATURE_MARGIN", "build_status",
-           "diagnostics"]
-
-#: diagnostic levels (``diagnostic_msgs/DiagnosticStatus``)
-OK, WARN, ERROR, STALE = 0, 1, 2, 3
-#: a motor within this many degrees of its ``max_temperature`` is reported as WARN
-TEMPERATURE_MARGIN = 10.0
-
-
-class DiagnosticRecord(NamedTuple):
-    """One ``diagnostic_msgs/DiagnosticStatus``: ``values`` are (key, value) string pairs."""
-
-    level: int
-    name: str
-    message: str
-    hardware_id: str
-    values: List[Tuple[str, str]]
+__all__ = ["build_status"]
 
 
 def build_status(mw: Middleware, rec: Records, faulted_joints: Dict[str, str], switch: dict) -> dict:
@@ -73,50 +57,3 @@ def build_status(mw: Middleware, rec: Records, faulted_joints: Dict[str, str], s
                          "fault": s.fault, "fault_reason": s.fault_reason}
     return {"name": mw.name, "hold_mode": rec.hold_mode_name, "joints": joints, "motors": motors,
             "sensors": sensors, "switch": switch}
-
-
-def _unit_level(unit: dict):
-    """(level, message) of a unit in FAULT or without a reply yet, else None."""
-    if unit["fault"]:
-        return ERROR, f"FAULT: {unit['fault_reason']}"
-    if not unit["received"]:
-        return STALE, "no reply yet"
-    return None
-
-
-def diagnostics(st: dict) -> List[DiagnosticRecord]:
-    """One record per motor and per sensor of the status ``st`` (see
-    :meth:`MiddlewareRobotHW.diagnostics <rospy_control.robot_hw.MiddlewareRobotHW.diagnostics>`)."""
-    hw = st["name"]
-    out: List[DiagnosticRecord] = []
-    for name, m in st["motors"].items():
-        temp = m["temperature"]
-        level_msg = _unit_level(m)
-        if level_msg is not None:
-            level, msg = level_msg
-        elif temp is not None and temp >= m["max_temperature"] - TEMPERATURE_MARGIN:
-            level, msg = WARN, f"temperature {temp:.0f} C close to the limit {m['max_temperature']:.0f} C"
-        elif m["mode"] != m["requested_mode"]:
-            level, msg = WARN, f"switching {m['mode']} -> {m['requested_mode']}"
-        else:
-            level, msg = OK, f"{m['mode']}"
-        joints = m["joints"]
-        values = [("joints", ", ".join(joints)), ("mode", m["mode"]),
-                  ("requested mode", m["requested_mode"]),
-                  ("enabled", str(m["enabled"])), ("fault", str(m["fault"])),
-                  ("fault reason", m["fault_reason"]),
-                  ("temperature", "" if temp is None else f"{temp:.1f}"),
-                  ("error code", f"0x{m['error_code']:02X}"), ("position", f"{m['position']:.4f}"),
-                  ("velocity", f"{m['velocity']:.4f}"), ("effort", f"{m['effort']:.4f}")]
-        for jn in joints:
-            j = st["joints"][jn]
-            values.append((f"{jn} interface", j["interface"] or f"hold ({st['hold_mode']})"))
-            values.append((f"{jn} controller", j["controller"] or ""))
-        out.append(DiagnosticRecord(level, f"{hw}: motor {name}", msg,
-                                    f"{m['channel']}/0x{m['can_id']:02X}", values))
-    for name, s in st["sensors"].items():
-        level, msg = _unit_level(s) or (OK, "OK")
-        out.append(DiagnosticRecord(level, f"{hw}: {s['type']} {name}", msg, name,
-                                    [("frame_id", s["frame_id"]), ("fault", str(s["fault"])),
-                                     ("fault reason", s["fault_reason"])]))
-    return out

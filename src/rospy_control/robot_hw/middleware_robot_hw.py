@@ -11,7 +11,7 @@ and hands the rest to objects built for one configuration:
 * :mod:`._writer` -- ``write()``: limits, joint -> actuator, commands in each group's mode;
 * :mod:`._faults` -- what ``read()`` does when a motor goes to FAULT or comes back;
 * :mod:`._switching` -- ``prepare_switch`` / ``do_switch`` / ``switch_result`` book-keeping;
-* :mod:`._status` -- ``status()`` and ``diagnostics()``.
+* :mod:`._status` -- ``status()`` (the node's ``/diagnostics`` builder reads it).
 
 Threads: ``read``/``write``/``do_switch``/``switch_result`` run on the control thread;
 ``prepare_switch`` and the diagnostics getters may run on another one.  They only read references
@@ -34,7 +34,7 @@ from rospy_control.robot_hw._build import build, check_params, read_text
 from rospy_control.robot_hw._faults import FaultTracker
 from rospy_control.robot_hw._gravity import GravityFeedForward, build_feed_forward
 from rospy_control.robot_hw._records import HOLD_MODES, KIND_INTERFACES, WATCHDOG_MODES, Joint, Records
-from rospy_control.robot_hw._status import ERROR, OK, STALE, WARN, DiagnosticRecord, build_status, diagnostics
+from rospy_control.robot_hw._status import build_status
 from rospy_control.robot_hw._switching import SwitchPlanner
 from rospy_control.robot_hw._writer import Writer
 from rospy_control.transmission_interface import (
@@ -42,7 +42,7 @@ from rospy_control.transmission_interface import (
     TransmissionInterfaceLoader,
 )
 
-__all__ = ["MiddlewareRobotHW", "DiagnosticRecord", "HOLD_MODES", "OK", "WARN", "ERROR", "STALE"]
+__all__ = ["MiddlewareRobotHW", "HOLD_MODES"]
 
 logger = get_logger(__name__)
 
@@ -478,9 +478,3 @@ class MiddlewareRobotHW(RobotHW):
     def status(self) -> dict:
         """Per-joint, per-motor and per-sensor status for diagnostics (plain data)."""
         return build_status(self.middleware, self._rec, self._faults.faulted_joints, self._switching.status())
-
-    def diagnostics(self) -> List[DiagnosticRecord]:
-        """One record per motor and per sensor, shaped like ``diagnostic_msgs/DiagnosticStatus``:
-        ERROR for a fault (message = reason), WARN near ``max_temperature`` or while a mode switch is
-        unconfirmed, STALE before the first reply, else OK."""
-        return diagnostics(self.status())

@@ -1,4 +1,5 @@
-"""Faulted motors: reported, not commanded, healthy coupled motors hold, recovery re-seeds; diagnostics."""
+"""Faulted motors: reported, not commanded, healthy coupled motors hold, recovery re-seeds; the node's
+diagnostics of a MiddlewareRobotHW."""
 from __future__ import annotations
 
 import logging
@@ -7,7 +8,6 @@ import pytest
 
 from rospy_control.hardware_interface import PositionJointInterface
 from rospy_control.middleware import ControlMode
-from rospy_control.robot_hw import ERROR, OK, STALE, WARN
 
 from robot_hw_testutil import (
     ARM_HW, ARM_URDF, hardware, info, joint, load_yaml, motor, spin, switch, urdf,
@@ -48,10 +48,11 @@ def test_faulted_motor_is_reported_and_gets_no_commands_then_recovers(arm, caplo
     sent_before = len(calls) + len(pos_calls)
     spin(arm, 0.1, lambda: handle.set_command(0.9))
     assert len(calls) + len(pos_calls) == sent_before  # nothing sent to the faulted motor
-    record = next(r for r in arm.diagnostics() if r.name == "arm: motor elbow_motor")
-    assert record.level == ERROR and record.message.startswith("FAULT: no reply for")
-    assert ("elbow_joint controller", "pos") in record.values
-    assert arm.status()["joints"]["elbow_joint"]["fault"] is True
+    status = arm.status()
+    assert status["motors"]["elbow_motor"]["fault"] is True
+    assert status["motors"]["elbow_motor"]["fault_reason"].startswith("no reply for")
+    assert status["joints"]["elbow_joint"]["fault"] is True
+    assert status["joints"]["elbow_joint"]["controller"] == "pos"
     # controllers see it on their handles (the JTC aborts its goal on it)
     assert handle.get_fault() == reason
     assert arm.get(PositionJointInterface).get_handle("shoulder_pan_joint").get_fault() is None
@@ -82,22 +83,25 @@ def test_healthy_motor_of_a_faulted_differential_holds(arm):
     assert calls[-1][0] == ControlMode.POSITION and calls[-1][1] == pytest.approx(b_position, abs=0.01)
 
 
-def test_diagnostics_levels(make_hw):
+def test_published_diagnostics_levels(make_hw):
+    """What the node publishes for a MiddlewareRobotHW, from its one builder of motor statuses."""
+    from rospy_control.adapter.diagnostics import ERROR, OK, WARN, DriverDiagnostics
+
     xml = hardware(motor("m1", 1, 'joint="j1" max_temperature="40"'), motor("m2", 2, 'joint="j2"'),
                    '<unit name="touch" type="rospy_control/ContactSensor" channel="bus" can_id="0x30" '
                    'frame_id="foot"><simulation in_contact="true"/></unit>')
-    hw = make_hw(xml, urdf(joint("j1"), joint("j2")), start=False)
-    levels = {r.name: r.level for r in hw.diagnostics()}
-    assert levels == {"t: motor m1": STALE, "t: motor m2": STALE, "t: ContactSensor touch": STALE}
-    hw.start()
+    hw = make_hw(xml, urdf(joint("j1"), joint("j2")))
     spin(hw, 0.05)
-    records = {r.name: r for r in hw.diagnostics()}
-    assert records["t: motor m1"].level == WARN and "temperature 35 C close to the limit 40 C" in \
-        records["t: motor m1"].message   # simulated firmware reports 35 C
-    assert records["t: motor m2"].level == OK and records["t: motor m2"].message == "POSITION"
-    assert records["t: motor m2"].hardware_id == "bus/0x02"
-    assert ("j2 interface", "hold (position)") in records["t: motor m2"].values
-    assert records["t: ContactSensor touch"].level == OK
+    diag = DriverDiagnostics(hw.middleware, "/driver", robot_hw=hw)
+    records = {s.name: s for s in diag.build().status}
+    m1, m2 = records["driver: motor m1"], records["driver: motor m2"]
+    assert m1.level == WARN and "temperature 35 C close to max_temperature 40 C" in m1.message  # sim: 35 C
+    assert m2.level == OK and m2.message == "POSITION"
+    assert m2.hardware_id == "bus id 0x2"
+    values = {kv.key: kv.value for kv in m2.values}
+    assert values["j2 interface"] == "hold" and values["temperature"] == "35"
+    assert records["driver: contact touch"].level == OK
+    assert records["driver: robot_hw"].level != ERROR
     status = hw.status()
     assert status["motors"]["m2"]["temperature"] == 35.0 and status["motors"]["m2"]["mode"] == "POSITION"
     assert status["sensors"]["touch"]["frame_id"] == "foot"
