@@ -19,6 +19,7 @@ debian_packages=(
   python3-geometry-msgs ros-sensor-msgs python3-sensor-msgs ros-trajectory-msgs
   python3-trajectory-msgs ros-diagnostic-msgs python3-diagnostic-msgs python3-diagnostic-updater
   ros-robot-state-publisher rosbash python3-can python3-lxml python3-numpy python3-yaml python3-pytest python3-pytest-timeout python3-hypothesis
+  protobuf-compiler python3-protobuf
   python3-venv flake8
 )
 

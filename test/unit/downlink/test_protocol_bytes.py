@@ -1,0 +1,126 @@
+"""The wire format, byte for byte, and its compatibility with the seed's own .proto."""
+from __future__ import annotations
+
+import socket
+import struct
+
+import pytest
+
+from rospy_control.downlink import wire
+
+# Point{positions: [1.0], time_frome_start: 0.5}, computed by hand from the protobuf encoding rules:
+#   field 1 (packed doubles): tag 0x0A, length 8, 1.0 as little-endian IEEE 754
+#   field 4 (double):         tag 0x21 (4 << 3 | 1), 0.5 as little-endian IEEE 754
+POINT = bytes.fromhex("0a08" "000000000000f03f" "21" "000000000000e03f")
+# JointTrajectoryPoints{points: [that]}: field 1 (message), tag 0x0A, length 19
+POINTS = bytes.fromhex("0a13") + POINT
+# the frame: 4-byte little-endian length 21, then the bytes
+FRAME = bytes.fromhex("15000000") + POINTS
+
+
+def small_points(module):
+    msg = module.JointTrajectoryPoints()
+    p = msg.points.add()
+    p.positions.append(1.0)
+    p.time_frome_start = 0.5
+    return msg
+
+
+def test_seed_messages_byte_exact():
+    msg = small_points(wire.pb())
+    assert msg.points[0].SerializeToString() == POINT
+    assert msg.SerializeToString() == POINTS
+    assert wire.encode_frame(msg.SerializeToString()) == FRAME
+
+
+def test_envelope_byte_exact():
+    pb = wire.pb()
+    env = pb.Envelope()
+    env.seq = 1
+    env.cancel.goal_id = 7
+    # seq: field 1 varint (08 01); cancel: field 7 message (3a, length 2) holding goal_id 7 (08 07)
+    assert env.SerializeToString() == bytes.fromhex("0801" "3a02" "0807")
+    env = pb.Envelope()
+    env.heartbeat.time_us = 300
+    # heartbeat: field 8 message (42, length 3) holding time_us = 300 as a varint (08 ac 02)
+    assert env.SerializeToString() == bytes.fromhex("4203" "08ac02")
+    env = pb.Envelope()
+    env.seq = 2
+    env.segment.goal_id = 3
+    env.segment.points.CopyFrom(small_points(pb))
+    env.segment.last = True
+    # segment: field 5 (2a); inside: goal_id (08 03), points (1a 15 + the 21 bytes), last (20 01)
+    inner = bytes.fromhex("0803") + bytes.fromhex("1a15") + POINTS + bytes.fromhex("2001")
+    assert env.SerializeToString() == bytes.fromhex("0802") + bytes([0x2A, len(inner)]) + inner
+
+
+def test_the_seeds_own_proto_parses_what_we_send(seed_pb):
+    ours = wire.pb().JointTrajectoryPoints()
+    for k in range(3):
+        p = ours.points.add()
+        p.positions.extend([0.1 * k, -0.2 * k, 3.0])
+        p.velocities.extend([0.5, 0.0, -1.0])
+        p.accelerations.extend([1.0, 2.0, 3.0])
+        p.time_frome_start = 0.25 * k
+    data = ours.SerializeToString()
+    theirs = seed_pb.JointTrajectoryPoints()
+    theirs.ParseFromString(data)
+    assert len(theirs.points) == 3
+    for a, b in zip(ours.points, theirs.points):
+        assert list(a.positions) == list(b.positions)
+        assert list(a.velocities) == list(b.velocities)
+        assert list(a.accelerations) == list(b.accelerations)
+        assert a.time_frome_start == b.time_frome_start
+    assert theirs.SerializeToString() == data          # and the same bytes back
+    assert small_points(seed_pb).SerializeToString() == POINTS
+
+
+def test_seed_size_per_point_matches_the_spec():
+    """About 162 bytes per six-joint point with velocities and accelerations (spec section 0)."""
+    msg = wire.pb().JointTrajectoryPoints()
+    for k in range(1, 11):
+        p = msg.points.add()
+        p.positions.extend([0.1] * 6)
+        p.velocities.extend([0.1] * 6)
+        p.accelerations.extend([0.1] * 6)
+        p.time_frome_start = k * 0.1
+    assert msg.ByteSize() == 10 * 162
+    from rospy_control.downlink.seed import seed_message_size
+    assert seed_message_size(10, 6, derivatives=True) == 10 * 162
+    assert wire.SEED_MAX_BYTES // 162 == 404
+
+
+def test_frames_over_a_socket():
+    a, b = socket.socketpair()
+    with a, b:
+        a.sendall(FRAME[:3])
+        a.sendall(FRAME[3:10])
+        a.sendall(FRAME[10:])                  # a frame may arrive in pieces: read until complete
+        assert wire.read_frame(b, 100) == POINTS
+        a.sendall(struct.pack("<i", 101))
+        with pytest.raises(wire.ProtocolError, match="announces 101 bytes; the limit is 100"):
+            wire.read_frame(b, 100, "host x")
+        a.sendall(struct.pack("<i", -1))
+        with pytest.raises(wire.ProtocolError, match="announces -1 bytes"):
+            wire.read_frame(b, 100)
+        a.sendall(struct.pack("<i", 10) + b"12345")
+        a.shutdown(socket.SHUT_WR)
+        with pytest.raises(wire.ConnectionClosed, match="after 5 of 10 bytes"):
+            wire.read_frame(b, 100)
+
+
+def test_garbage_and_empty_envelopes():
+    with pytest.raises(wire.ProtocolError, match="garbage frame from board"):
+        wire.decode_envelope(b"\xff\xff\xff", "board")
+    with pytest.raises(wire.ProtocolError, match="carries no known message"):
+        wire.decode_envelope(b"", "board")
+
+
+def test_generated_code_is_not_newer_than_the_runtime():
+    import google.protobuf
+    module = wire.pb()
+    runtime = tuple(int(x) for x in google.protobuf.__version__.split(".")[:2])
+    src = open(module.__file__).read()
+    # protoc >= 26 writes a runtime_version check; the system protoc of our targets never does
+    assert "runtime_version" not in src or runtime >= (5, 26)
+    assert module.DESCRIPTOR.package == "rospy_control.downlink"
