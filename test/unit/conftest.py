@@ -1,9 +1,12 @@
 """Shared fixtures of the ROS-free unit suite.
 
 * ``virtual_channel``: a unique python-can ``virtual`` channel name per test.
+* ``pytest_sessionfinish``: the reports of figures collected by the fuzzing modules
+  (``reports.register``), written under ``.ws/fuzz/``;
 * autouse leak check (python-can's own test suite does the same): a test that leaves a virtual
-  channel open or a non-daemon thread running fails, because in the driver either would mean a bus
-  or a read/write thread that outlives its shutdown.
+  channel open, a non-daemon thread, or any of the package's threads (named ``rospy_control.*``,
+  daemon or not: :mod:`rospy_control.testing.leaks`) running fails, because in the driver either
+  would mean a bus or a read/write thread that outlives its shutdown.
 """
 from __future__ import annotations
 
@@ -14,6 +17,8 @@ import threading
 import time
 
 import pytest
+
+from rospy_control.testing.leaks import leaked_threads as leaked
 
 _counter = itertools.count()
 
@@ -26,6 +31,11 @@ try:
 except ImportError:
     if os.path.isdir(os.path.join(_WS_PYTHON, "control_msgs")):
         sys.path.append(_WS_PYTHON)
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    from reports import write_all
+    write_all(os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")))
 
 
 @pytest.fixture
@@ -50,10 +60,7 @@ def _no_leaks():
     deadline = time.monotonic() + 2.0
     while True:
         leaked_channels = _open_virtual_channels() - channels_before
-        leaked_threads = [
-            t for t in threading.enumerate()
-            if t not in threads_before and t.is_alive() and not t.daemon
-        ]
+        leaked_threads = leaked(threads_before)
         if not (leaked_channels or leaked_threads) or time.monotonic() > deadline:
             break
         time.sleep(0.02)

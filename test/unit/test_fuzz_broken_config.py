@@ -20,7 +20,6 @@ parameter -- never another exception, which the driver would print as a bare tra
 from __future__ import annotations
 
 import copy
-import json
 import os
 import re
 from collections import Counter, defaultdict
@@ -29,13 +28,14 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from rospy_control.adapter.driver_config import check_controller_params
+from rospy_control.control_loop.driver_config import check_controller_params
 from rospy_control.controller_manager import ControllerManager
 from rospy_control.exceptions import ConfigError, RospyControlError
 from rospy_control.middleware import Middleware
 from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
 from rospy_control.robot_hw import MiddlewareRobotHW
 from rospy_control.testing import InMemoryGraph, InMemoryNodeHandle
+from reports import register
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 BROKEN = os.path.join(ROOT, "test", "unit", "data", "broken")
@@ -44,6 +44,7 @@ SETTINGS = dict(max_examples=RANDOM_BUDGET or 150, derandomize=not RANDOM_BUDGET
                 database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 FIGURES: dict = defaultdict(Counter)
+register("broken_config", lambda: {k: dict(v) for k, v in sorted(FIGURES.items())})
 
 
 def read(*parts):
@@ -253,11 +254,3 @@ def test_broken_corpus_file_gives_one_clear_error(name):
         call()
     assert where.search(str(info.value)), str(info.value)
     FIGURES["corpus"][os.path.splitext(name)[1] or name] += 1
-
-
-def test_zz_report():
-    os.makedirs(os.path.join(ROOT, ".ws", "fuzz"), exist_ok=True)
-    report = {k: dict(v) for k, v in sorted(FIGURES.items())}
-    with open(os.path.join(ROOT, ".ws", "fuzz", "broken_config.json"), "w") as out:
-        json.dump(report, out, indent=1, sort_keys=True)
-    print(report)

@@ -67,6 +67,7 @@ from controller_manager_msgs.srv import (
 
 from rospy_control.controller_interface.node_handle import NodeHandle, Publisher, ServiceServer
 from rospy_control.log import Throttle, get_logger
+from rospy_control.realtime import join_thread, start_thread
 
 logger = get_logger(__name__)
 
@@ -126,9 +127,7 @@ class ControllerManagerRos:
         self._started = True
         if self.statistics_period > 0.0:
             self._stats_pub = self.nh.advertise(STATISTICS_TOPIC, ControllersStatistics, queue_size=1)
-            self._stats_thread = threading.Thread(target=self._statistics_loop,
-                                                  name="controller_manager_statistics", daemon=True)
-            self._stats_thread.start()
+            self._stats_thread = start_thread(self._statistics_loop, "controller_manager_statistics")
         handlers = (
             ("load_controller", LoadController, self.handle_load_controller),
             ("unload_controller", UnloadController, self.handle_unload_controller),
@@ -145,9 +144,7 @@ class ControllerManagerRos:
     def shutdown(self) -> None:
         """Withdraw the services and the statistics topic; idempotent.  Does not touch the core."""
         self._stop.set()
-        thread = self._stats_thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(2.0)
+        join_thread(self._stats_thread, 2.0, "controller manager statistics")  # logs one that did not stop
         self.nh.shutdown()
         self._services = []
 

@@ -10,7 +10,9 @@ Statuses (``name`` is ``"<node name>: <what>"``, ``hardware_id`` the bus and CAN
 
 * ``motor <name>`` -- ``mode`` (confirmed), ``requested_mode``, ``enabled``, position, velocity,
   effort, ``temperature``, ``error_code``, ``fault`` and ``fault_reason``, ``reply_timeouts``.
-  ERROR while in FAULT, WARN before the first reply or with a firmware error code.
+  ERROR while in FAULT, WARN before the first reply, with a firmware error code, within
+  ``TEMPERATURE_MARGIN`` (10 °C) of the motor's ``max_temperature`` (it faults above it), or while the
+  command watchdog holds it.  This is the one builder of motor statuses the node publishes.
 * ``imu <name>``, ``contact <name>``, ``force_torque <name>``, ``encoder <name>`` -- fault and the
   latest values.
 * ``channel <name>`` -- interface, bitrate, configured rate, measured cycles/s, ``frames_sent/s``,
@@ -20,7 +22,7 @@ Statuses (``name`` is ``"<node name>: <what>"``, ``hardware_id`` the bus and CAN
 * ``control loop`` -- configured rate, measured rate, overruns (total and since last report),
   errors, execution times, host stalls (count, longest, since last report) and the trajectory
   delay they caused (the period passed to the controllers is bounded, see
-  :mod:`~rospy_control.adapter.control_loop`).  WARN when the measured rate is more than 10 % below
+  :mod:`~rospy_control.control_loop.loop`).  WARN when the measured rate is more than 10 % below
   the configured one, when overruns grew or when the host stalled since the last report (a host
   problem, never reported as a hardware fault).
 * ``faults`` -- the middleware's fault log: each fault with its wall time, unit and reason, each
@@ -50,6 +52,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
 from rospy_control.log import Throttle, get_logger
+from rospy_control.realtime import join_thread, start_thread
+from rospy_control.robot_hw._status import TEMPERATURE_MARGIN
 
 logger = get_logger(__name__)
 
@@ -79,6 +83,15 @@ def _wall(stamp: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(stamp)) + f".{int((stamp % 1.0) * 1000):03d}"
 
 
+def _near_max_temperature(unit: Any, state: Any) -> bool:
+    """The motor reports a temperature within :data:`TEMPERATURE_MARGIN` of its ``max_temperature``."""
+    temp = getattr(state, "temperature", None)
+    limit = getattr(unit, "max_temperature", None)
+    if not isinstance(temp, (int, float)) or not isinstance(limit, (int, float)):
+        return False
+    return temp >= limit - TEMPERATURE_MARGIN
+
+
 def _status(name: str, hardware_id: str, level: int, message: str,
             values: List[Tuple[str, Any]]) -> DiagnosticStatus:
     return DiagnosticStatus(level=level, name=name, message=message, hardware_id=hardware_id,
@@ -88,9 +101,10 @@ def _status(name: str, hardware_id: str, level: int, message: str,
 class DriverDiagnostics:
     """Builds the driver's ``DiagnosticArray`` (see the module docstring).
 
-    :param middleware: the :class:`~rospy_control.middleware.Middleware`.
+    :param middleware: the :class:`~rospy_control.middleware.Middleware`, or None for a RobotHW that is
+        not over it (then units, channels, faults and simulator are left out).
     :param prefix: status name prefix (the node's name).
-    :param loop: the :class:`~rospy_control.adapter.control_loop.ControlLoop` (or None).
+    :param loop: the :class:`~rospy_control.control_loop.loop.ControlLoop` (or None).
     :param robot_hw: the RobotHW; its ``diagnostics()`` or ``status()`` is reported if it has one.
     :param extra: callables returning more ``DiagnosticStatus`` objects.
     :param controller_states: callable returning ``{controller: state}`` (the standalone branch's
@@ -129,13 +143,14 @@ class DriverDiagnostics:
             msg.header.stamp = stamp
         statuses = msg.status
         hw_status = self._robot_hw_report()
-        statuses.extend(self.unit_statuses(hw_status))
-        try:
-            stats = self.mw.statistics()
-        except Exception as err:  # noqa: BLE001 - diagnostics never take the node down
-            stats = {"channels": {}}
-            statuses.append(_status(self._name("middleware"), self.mw.name, ERROR,
-                                    f"statistics failed: {err}", []))
+        stats: Dict[str, Any] = {"channels": {}}
+        if self.mw is not None:  # the CAN middleware; a RobotHW of your own reports through status()
+            statuses.extend(self.unit_statuses(hw_status))
+            try:
+                stats = self.mw.statistics()
+            except Exception as err:  # noqa: BLE001 - diagnostics never take the node down
+                statuses.append(_status(self._name("middleware"), self.mw.name, ERROR,
+                                        f"statistics failed: {err}", []))
         for name, ch in sorted(stats.get("channels", {}).items()):
             statuses.append(self.channel_status(name, ch, elapsed))
         if self.loop is not None:
@@ -143,10 +158,11 @@ class DriverDiagnostics:
         hw = self.robot_hw_status(hw_status)
         if hw is not None:
             statuses.append(hw)
-        statuses.append(self.faults_status())
-        sim = self.simulator_status()
-        if sim is not None:
-            statuses.append(sim)
+        if self.mw is not None:
+            statuses.append(self.faults_status())
+            sim = self.simulator_status()
+            if sim is not None:
+                statuses.append(sim)
         if self.controller_states is not None:
             statuses.append(self.controllers_status())
         failures = self.controller_failures_status()
@@ -207,6 +223,9 @@ class DriverDiagnostics:
             level, message = WARN, "no reply yet"
         elif getattr(state, "error_code", 0):
             level, message = WARN, f"firmware error code 0x{state.error_code:02X}"
+        elif _near_max_temperature(unit, state):
+            level, message = WARN, (f"temperature {state.temperature:.0f} C close to max_temperature "
+                                    f"{unit.max_temperature:.0f} C (FAULT above it)")
         elif getattr(state, "watchdog", False):
             level, message = WARN, ("command watchdog: the control loop sent no command for too long, the "
                                     "bus thread holds the motor")
@@ -481,13 +500,12 @@ class DiagnosticsThread:
         self._throttle = Throttle(30.0)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="diagnostics", daemon=True)
-        self._thread.start()
+        self._thread = start_thread(self._run, "diagnostics")
 
-    def stop(self) -> None:
+    def stop(self) -> bool:
+        """Stop and join the thread; False if it did not stop (logged)."""
         self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(2.0 + self.period)
+        return join_thread(self._thread, 2.0 + self.period, "diagnostics")
 
     def publish_once(self) -> None:
         try:

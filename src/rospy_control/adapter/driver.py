@@ -5,7 +5,8 @@ branches (``docs/architecture.md``, "The driver node").
 later one fails (nothing half-starts):
 
 1. read the private parameters below;
-2. build the :class:`~rospy_control.middleware.Middleware` from ``~configure`` (a file path or the
+2. with ``~robot_hardware`` (see below): load and ``init`` that RobotHW, skip to step 4; otherwise
+   build the :class:`~rospy_control.middleware.Middleware` from ``~configure`` (a file path or the
    XML text itself), honouring ``~sim``;
 3. read the URDF from ``robot_description`` (resolved in the node's namespace, as
    ``robot_state_publisher`` does) and build the
@@ -28,14 +29,17 @@ later one fails (nothing half-starts):
      ``<name>/command`` and ``<name>/query_state`` is the JointTrajectoryController's own.  A thread
      publishes ``joint_states`` for every joint at ``~publish_rate``, also while idle, with strictly
      increasing stamps, from the joint states the control loop copies once per cycle
-     (:mod:`rospy_control.adapter.standalone`);
+     (:mod:`rospy_control.control_loop.standalone`);
 
 7. ``/diagnostics`` about once per second from its own thread
    (:mod:`rospy_control.adapter.diagnostics`).
 
 Shutdown (SIGINT, ``rosnode kill``): diagnostics and publishers stop, the services are withdrawn, the
 loop stops, every controller is stopped, the middleware sends exit-motor-mode to every motor and
-closes the buses; exit code 0.  A configuration error (hardware XML, URDF, controller YAML,
+closes the buses; exit code 0.  If the control loop's thread does not stop, the shutdown stops there
+and says so (:meth:`Driver.shutdown`).  The control loop's and the bus threads' log records go
+through a queue (:mod:`rospy_control.realtime.log_queue`), so rospy's console, file and ``/rosout``
+handlers never run on them.  A configuration error (hardware XML, URDF, controller YAML,
 parameters) is logged as one FATAL line naming the file:line or parameter, and the node exits with
 code 1; a bus that cannot be opened exits with code 2.
 
@@ -43,7 +47,16 @@ ROS API
 -------
 Private parameters (all settable from ``launch/bringup.launch`` arguments):
 
-* ``~configure`` (string, **required**) -- hardware XML: a file path, or the XML text itself.
+* ``~robot_hardware`` (list of names, default none) -- run your own RobotHW(s) instead of the CAN one,
+  with ros_control's ``combined_robot_hw`` parameters: for each name, ``~<name>/type`` (a registered
+  ``pkg/Type``, the class ``Type`` of the Python package ``pkg``, or ``module:Class``) and that
+  RobotHW's own parameters under ``~<name>/``; it is constructed without arguments and given
+  ``init(root_nh, ~<name>)`` (``docs/writing_a_robot_hw.md``).  Absent, ``robot_hardware`` in the
+  node's namespace is used the same way (``<name>/...`` there).  With either, ``~configure``,
+  ``~sim``, ``~sim_process`` and ``~hold_mode`` are not used, and ``~reset_faults`` / ``~sim/*`` are
+  not offered (they act on the CAN middleware).
+* ``~configure`` (string, **required** without ``~robot_hardware``) -- hardware XML: a file path, or the
+  XML text itself.
 * ``~sim`` (bool, default true) -- true: every CAN channel is simulated (the XML's ``<simulation>``
   elements give the model; channels without one get default models); false: every
   ``<simulation>`` element is ignored and the configured real python-can interfaces are opened.
@@ -117,7 +130,6 @@ import functools
 import sys
 from typing import Any, Callable, Dict, List, Optional
 
-import genpy
 import rosgraph
 import rosgraph.names
 import rospy
@@ -125,34 +137,38 @@ from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger, TriggerResponse
 
-from rospy_control.adapter.control_loop import ControlLoop
+from rospy_control.control_loop.loop import ControlLoop
 from rospy_control.adapter.controller_manager_ros import ControllerManagerRos
 from rospy_control.adapter.diagnostics import DiagnosticsThread, DriverDiagnostics
-from rospy_control.adapter.driver_config import (
+from rospy_control.control_loop.driver_config import (
     JSC_TYPE,
     DriverParams,
     build_robot_hw,
     check_controller_params,
+    load_robot_hw,
     controller_namespaces,
     default_trajectory_controllers,
     joint_names,
 )
-from rospy_control.adapter.fault_reset import FaultReset
+from rospy_control.control_loop.fault_reset import FaultReset
 from rospy_control.adapter.ros_node_handle import RosNodeHandle
 from rospy_control.adapter.sim_node import sim_fault_services
-from rospy_control.adapter.standalone import (
+from rospy_control.control_loop.standalone import (
     JointStateSampler,
     JointStatesThread,
     controller_states,
     load_controllers,
+    stamp_from_nsec,
     start_controllers,
 )
 from rospy_control.controller_manager import ControllerManager
 from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
 from rospy_control.exceptions import CommunicationError, ConfigError, RospyControlError
+from rospy_control.hardware_interface import RobotHW
 from rospy_control.log import get_logger
 from rospy_control.middleware import Middleware
 from rospy_control.middleware.simulation.bus import default_bus_key
+from rospy_control.realtime import install_log_queue, stop_in_order
 from rospy_control.robot_hw import MiddlewareRobotHW
 from rospy_control.srv import SetSimFault, SetSimFaultResponse, SimCommandStats, SimCommandStatsResponse
 
@@ -170,7 +186,8 @@ class Driver:
     def __init__(self, params: DriverParams) -> None:
         self.params = params
         self.middleware: Optional[Middleware] = None
-        self.robot_hw: Optional[MiddlewareRobotHW] = None
+        #: the RobotHW: ``~robot_hardware``'s, or the MiddlewareRobotHW of ``~configure``
+        self.robot_hw: Optional[RobotHW] = None
         self.root_nh: Optional[RosNodeHandle] = None
         #: both branches; in the standalone one without its ROS API (:attr:`cm_ros` stays None)
         self.controller_manager: Optional[ControllerManager] = None
@@ -201,31 +218,36 @@ class Driver:
 
     def _start(self) -> None:
         p = self.params
-        self.middleware = Middleware.from_xml(p.configure, simulate=True if p.sim else False)
-        if p.sim and p.sim_process:
-            key = p.sim_bus_key or default_bus_key(rosgraph.get_master_uri(), rospy.get_namespace())
-            self.middleware.use_simulator_process(key, wait=p.sim_wait)
-        urdf = rospy.get_param("robot_description", None)
-        if not isinstance(urdf, str) or not urdf.strip():
-            raise ConfigError("parameter 'robot_description' is not set (load the URDF, e.g. "
-                              "<param name=\"robot_description\" textfile=\"...urdf\"/>)",
-                              rospy.resolve_name("robot_description"))
         self.root_nh = RosNodeHandle()
-        self.robot_hw = build_robot_hw(self.middleware, urdf, self.root_nh, p.hold_mode)
-        # between two command frames a motor never sees a position step larger than its joints' URDF
-        # velocity limits allow over two control periods (enforced on the wire, whatever the timing)
-        caps = self.robot_hw.limit_command_steps(1.0 / p.control_rate)
-        logger.info("driver: position step per command frame capped for %d motor(s) (URDF velocity limit x "
-                    "2 control periods)", len(caps))
+        if p.robot_hardware is not None:
+            # any RobotHW, named by ~robot_hardware (ros_control's combined_robot_hw parameters)
+            robot_hw_nh = self.root_nh if p.robot_hardware_in_namespace else self.root_nh.child("~")
+            self.robot_hw = load_robot_hw(self.root_nh, robot_hw_nh)
+            if isinstance(self.robot_hw, MiddlewareRobotHW):
+                self.middleware = self.robot_hw.middleware
+        else:
+            self._build_middleware_robot_hw()
+        limit_steps = getattr(self.robot_hw, "limit_command_steps", None)
+        if callable(limit_steps):
+            # between two command frames a motor never sees a position step larger than its joints' URDF
+            # velocity limits allow over two control periods (enforced on the wire, whatever the timing)
+            caps = limit_steps(1.0 / p.control_rate)
+            logger.info("driver: position step per command frame capped for %d motor(s) (URDF velocity limit "
+                        "x 2 control periods)", len(caps))
         joints = joint_names(self.robot_hw)
         tree = _param_tree(self.root_nh.namespace)
+        if p.robot_hardware_in_namespace:  # the RobotHWs' namespaces have a 'type' too: not controllers
+            tree = {k: v for k, v in tree.items() if k != "robot_hardware" and k not in p.robot_hardware}
         types = controller_namespaces(tree)
         if p.check_controllers:
             for warning in check_controller_params(tree, self.root_nh.namespace, joints, CONTROLLER_TYPES):
                 logger.warning("%s", warning)
         # Through the RobotHW: it starts the middleware and sends the hold commands at once, so no
-        # joint hangs limp under gravity while the control loop is being set up.
-        self.robot_hw.start()
+        # joint hangs limp under gravity while the control loop is being set up.  (start() is
+        # optional for a RobotHW of your own: init() may have done everything.)
+        start = getattr(self.robot_hw, "start", None)
+        if callable(start):
+            start()
         if p.use_ros_control:
             self._start_ros_control()
         else:
@@ -235,11 +257,26 @@ class Driver:
             self._start_diagnostics()
         self._report_start_faults()
         self._hint(types)
+        mw = self.middleware
         logger.info("driver: %s branch running at %.0f Hz with %d joint(s)%s; hardware '%s'%s",
                     "ros_control" if p.use_ros_control else "standalone", p.control_rate, len(joints),
-                    "" if not joints else f" ({', '.join(joints)})", self.middleware.name,
-                    (" (simulated in the simulator process)" if self.middleware.simulator_process
-                     else " (simulated in this process)") if p.sim else "")
+                    "" if not joints else f" ({', '.join(joints)})",
+                    mw.name if mw is not None else type(self.robot_hw).__name__,
+                    _simulated(mw) if p.sim else "")
+
+    def _build_middleware_robot_hw(self) -> None:
+        """The default RobotHW: the CAN middleware of ``~configure`` (hardware XML) under the URDF."""
+        p = self.params
+        self.middleware = Middleware.from_xml(p.configure, simulate=True if p.sim else False)
+        if p.sim and p.sim_process:
+            key = p.sim_bus_key or default_bus_key(rosgraph.get_master_uri(), rospy.get_namespace())
+            self.middleware.use_simulator_process(key, wait=p.sim_wait)
+        urdf = rospy.get_param("robot_description", None)
+        if not isinstance(urdf, str) or not urdf.strip():
+            raise ConfigError("parameter 'robot_description' is not set (load the URDF, e.g. "
+                              "<param name=\"robot_description\" textfile=\"...urdf\"/>)",
+                              rospy.resolve_name("robot_description"))
+        self.robot_hw = build_robot_hw(self.middleware, urdf, self.root_nh, p.hold_mode)
 
     def _hint(self, types: Dict[str, str]) -> None:
         """Tell a user how to drive the robot (``make run`` prints this)."""
@@ -290,7 +327,7 @@ class Driver:
         load_controllers(self.controller_manager, names)
         self._js_pub = rospy.Publisher(nh.resolve_name("joint_states"), JointState, queue_size=10)
         self.joint_states = JointStatesThread(sampler, self._js_pub.publish, rospy.get_time, p.publish_rate,
-                                              JointState, genpy.Time.from_sec)
+                                              JointState, stamp_from_nsec)
         self.joint_states.start()
         start_controllers(self.controller_manager, names)
         for name in self.trajectory_controllers:
@@ -299,7 +336,10 @@ class Driver:
 
     def _start_fault_services(self) -> None:
         """``~reset_faults`` (std_srvs/Trigger) and, on the simulated robot, ``~sim/set_fault``
-        (rospy_control/SetSimFault) and ``~sim/reset_command_stats`` (std_srvs/Trigger)."""
+        (rospy_control/SetSimFault) and ``~sim/reset_command_stats`` (std_srvs/Trigger).  Only over the
+        CAN middleware (a RobotHW of your own has its own way of clearing faults)."""
+        if self.middleware is None:
+            return
         self.fault_reset = FaultReset(self.robot_hw, self.loop)
 
         def reset_faults(_req: Any) -> TriggerResponse:
@@ -356,7 +396,8 @@ class Driver:
 
     def _report_start_faults(self) -> None:
         """A fault at start-up is a fault, not a configuration error: the node stays up and says so."""
-        faulted = self.robot_hw.faulted_joints() if self.robot_hw is not None else {}
+        faulted_joints = getattr(self.robot_hw, "faulted_joints", None)
+        faulted = faulted_joints() if callable(faulted_joints) else {}
         if not faulted:
             return
         logger.error("driver: started with joint(s) in FAULT: %s. Their controllers run but send them "
@@ -376,28 +417,41 @@ class Driver:
         self.diagnostics.start()
 
     # -- shutdown ---------------------------------------------------------------------------------
-    def shutdown(self) -> None:
-        """Stop everything that was started, in reverse order; idempotent, never raises."""
+    def shutdown(self) -> Optional[str]:
+        """Stop everything that was started, in reverse order; idempotent, never raises.
+
+        The order is a dependency chain: nothing is torn down while a thread that may still use it
+        runs.  The observers (diagnostics, ``/joint_states``) only read; one that does not stop is
+        reported and the shutdown goes on.  The control loop is the gate: if its thread does not
+        stop (a ``read``/``update``/``write`` that never returns), the controllers' ``stopping()``,
+        the RobotHW and the buses are left alone -- stopping them under a running ``update()`` is
+        what must not happen -- and the log says so; the motors' firmware CAN timeout is then the
+        safety net.
+
+        :returns: None, or the step that stopped the sequence.
+        """
         if self._closed:
-            return
+            return None
         self._closed = True
         steps = [
-            ("diagnostics", lambda: self.diagnostics and self.diagnostics.stop()),
+            ("diagnostics", lambda: _stop_observer(self.diagnostics)),
             ("fault services", self._shutdown_services),
-            ("joint_states thread", lambda: self.joint_states and self.joint_states.stop()),
+            ("joint_states thread", lambda: _stop_observer(self.joint_states)),
             ("controller manager services", lambda: self.cm_ros and self.cm_ros.shutdown()),
-            ("control loop", lambda: self.loop and self.loop.stop()),
+            # False when the thread did not join: stop_in_order ends here
+            ("control loop", lambda: self.loop.stop() if self.loop is not None else True),
             # stops the running controllers and closes their topics, services and actions
             ("controller manager", lambda: self.controller_manager and self.controller_manager.shutdown()),
-            ("robot_hw", lambda: self.robot_hw and self.robot_hw.shutdown()),
+            ("robot_hw", self._shutdown_robot_hw),
             ("middleware", lambda: self.middleware and self.middleware.shutdown()),
             ("publishers", self._unregister),
         ]
-        for what, step in steps:
-            try:
-                step()
-            except Exception as err:  # noqa: BLE001 - shut down the rest regardless
-                logger.error("driver: shutting down the %s failed: %s", what, err)
+        return stop_in_order(steps, "driver")
+
+    def _shutdown_robot_hw(self) -> None:
+        shutdown = getattr(self.robot_hw, "shutdown", None)  # optional for a RobotHW of your own
+        if callable(shutdown):
+            shutdown()
 
     def _shutdown_services(self) -> None:
         for service in self._services:
@@ -408,6 +462,19 @@ class Driver:
         for pub in (self._js_pub, self._diag_pub):
             if pub is not None:
                 pub.unregister()
+
+
+def _stop_observer(thread_owner: Any) -> None:
+    """Stop a thread that only reads (diagnostics, /joint_states); one that does not join is logged by
+    its ``stop()`` and does not hold up the shutdown."""
+    if thread_owner is not None:
+        thread_owner.stop()
+
+
+def _simulated(mw: Optional[Middleware]) -> str:
+    if mw is None:
+        return ""
+    return " (simulated in the simulator process)" if mw.simulator_process else " (simulated in this process)"
 
 
 def _param_tree(namespace: str) -> Dict[str, Any]:
@@ -439,9 +506,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     :returns: the exit code (0 clean shutdown, 1 configuration error, 2 hardware error).
     """
     rospy.init_node("driver", argv=argv if argv is not None else sys.argv)
+    # the control loop and the bus threads only enqueue their log records; rospy's handlers
+    # (console, file, /rosout) run in the log thread
+    log_queue = install_log_queue()
+    try:
+        return _run()
+    finally:
+        log_queue.stop()
+
+
+def _run() -> int:
     driver = None
     try:
-        driver = Driver(DriverParams(lambda name, default: rospy.get_param("~" + name, default)))
+        driver = Driver(DriverParams(lambda name, default: rospy.get_param("~" + name, default),
+                                     rospy.get_param("robot_hardware", None)))
         driver.start()
     except ConfigError as err:
         rospy.logfatal("driver: configuration error, not starting: %s", err)
@@ -454,6 +532,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         rospy.spin()
     finally:
-        driver.shutdown()
-        logger.info("driver: shut down cleanly")
+        stopped_at = driver.shutdown()
+        if stopped_at is None:
+            logger.info("driver: shut down cleanly")
     return 0

@@ -46,7 +46,7 @@ from std_srvs.srv import Trigger, TriggerResponse
 
 from rospy_control.adapter.diagnostics import DiagnosticsThread, DriverDiagnostics
 from rospy_control.adapter.sim_switches import command_stats, set_bus_off
-from rospy_control.adapter.driver_config import _as_bool, _non_negative
+from rospy_control.control_loop.driver_config import _as_bool, _non_negative
 from rospy_control.exceptions import CommunicationError, ConfigError, RospyControlError
 from rospy_control.log import get_logger
 from rospy_control.middleware.sim_process import SimulatorHost, apply_sim_fault

@@ -25,6 +25,7 @@ from typing import Any, Optional
 
 from rospy_control.controller_interface.node_handle import NodeHandle, Publisher
 from rospy_control.log import Throttle, get_logger
+from rospy_control.realtime import join_thread, start_thread
 
 logger = get_logger(__name__)
 
@@ -57,9 +58,7 @@ class RealtimePublisher:
         self._throttle = Throttle(5.0)
         self._thread: Optional[threading.Thread] = None
         if not self.synchronous:
-            self._thread = threading.Thread(
-                target=self._run, name=f"RealtimePublisher[{self.topic}]", daemon=True)
-            self._thread.start()
+            self._thread = start_thread(self._run, f"RealtimePublisher[{self.topic}]")
         nh.track(self)
 
     def try_publish(self, msg: Any) -> bool:
@@ -94,8 +93,7 @@ class RealtimePublisher:
                 return
             self._running = False
             self._cond.notify_all()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(self.JOIN_TIMEOUT)
+        join_thread(self._thread, self.JOIN_TIMEOUT, "RealtimePublisher")  # logs one that did not stop
         self.publisher.unregister()
 
     def _publish(self, msg: Any) -> None:

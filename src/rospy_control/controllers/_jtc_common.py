@@ -24,6 +24,7 @@ from rospy_control.controllers._common import PublishRate
 from rospy_control.exceptions import ConfigError, ControllerError, JointLimitsError
 from rospy_control.joint_limits import JointLimits, params as limit_params
 from rospy_control.log import Throttle, get_logger
+from rospy_control.realtime import join_thread, start_thread
 from rospy_control.trajectory import TrajectoryLimits
 from rospy_control.urdf import UrdfJoint, load_robot_description
 
@@ -158,9 +159,7 @@ class DeferredPublisher:
         self._throttle = Throttle(5.0)
         self._thread: Optional[threading.Thread] = None
         if not self.synchronous:
-            self._thread = threading.Thread(target=self._run, name=f"DeferredPublisher[{self.topic}]",
-                                            daemon=True)
-            self._thread.start()
+            self._thread = start_thread(self._run, f"DeferredPublisher[{self.topic}]")
         nh.track(self)
 
     def request(self) -> bool:
@@ -200,8 +199,7 @@ class DeferredPublisher:
             return
         self._running = False
         self._wake.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(self.JOIN_TIMEOUT)
+        join_thread(self._thread, self.JOIN_TIMEOUT, "DeferredPublisher")  # logs one that did not stop
         self.publisher.unregister()
 
 
@@ -231,8 +229,7 @@ class PeriodicWorker:
         self._due = PublishRate(rate)
         self._thread: Optional[threading.Thread] = None
         if not self.synchronous:
-            self._thread = threading.Thread(target=self._run, name=name, daemon=True)
-            self._thread.start()
+            self._thread = start_thread(self._run, name)
         nh.track(self)
 
     def reset(self, time: float) -> None:
@@ -267,5 +264,4 @@ class PeriodicWorker:
     def shutdown(self) -> None:
         """Stop the thread; idempotent."""
         self._stop.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(self.JOIN_TIMEOUT)
+        join_thread(self._thread, self.JOIN_TIMEOUT, "PeriodicWorker")  # logs one that did not stop

@@ -8,14 +8,20 @@ or from parameters shaped like ros_control's ``robot_hardware`` namespace::
 
     robot_hw_nh params:
         robot_hardware: [arm, legs]
-        arm:  {type: my_pkg/ArmHW, ...}       # type: lookup name in ROBOT_HW or "module:Class"
+        arm:  {type: my_pkg/ArmHW, ...}       # type: a lookup name (see below) or "module:Class"
         legs: {type: "my_pkg.legs:LegsHW", ...}
+
+A lookup name ``pkg/Type`` is the one registered in :data:`ROBOT_HW`, else the class ``Type`` that
+the Python package ``pkg`` offers (``from pkg import Type``): pluginlib's ``pkg/Type`` spelling
+without a plugin XML.  ``module:Class`` always names a class directly.
 
 ``CombinedRobotHW.from_params(params)`` (a plain dict) or ``CombinedRobotHW().init(root_nh,
 robot_hw_nh)`` (a node handle) loads each entry, constructs it without arguments and calls its
 ``init(root_nh, <robot_hw_nh>/<name>)``; any failure fails the whole load.
 
-``read``/``write`` run every part in order; interfaces are merged through ``get()``.
+``read``/``write`` run every part in order; interfaces are merged through ``get()``.  ``start`` and
+``shutdown`` (optional methods of a part: what a RobotHW does after ``init`` and when the node stops)
+are forwarded to the parts that have them; a load that fails shuts down the parts already loaded.
 ``prepare_switch`` / ``do_switch`` / ``switch_result`` are forwarded to each part with the controller
 lists filtered to the interfaces and resources that part owns; controllers that claim nothing are
 passed to every part.
@@ -24,20 +30,42 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
-from rospy_control.exceptions import ConfigError, HardwareInterfaceError
+from rospy_control.exceptions import ConfigError, HardwareInterfaceError, PluginError
 from rospy_control.hardware_interface.robot_hw import ControllerInfo, InterfaceResources, RobotHW, SwitchState
 from rospy_control.log import get_logger
 from rospy_control.plugins import Registry
 
 logger = get_logger(__name__)
 
-__all__ = ["CombinedRobotHW", "ROBOT_HW", "ParamNodeHandle", "filter_controller_list"]
+__all__ = ["CombinedRobotHW", "ROBOT_HW", "RobotHWRegistry", "ParamNodeHandle", "filter_controller_list"]
+
+
+class RobotHWRegistry(Registry):
+    """A :class:`Registry` that also resolves an unregistered ``pkg/Type`` as ``from pkg import Type``."""
+
+    def resolve(self, type_name: str, where: Optional[str] = None) -> type:
+        if type_name in self or ":" in type_name or type_name.count("/") != 1:
+            return super().resolve(type_name, where)
+        package, _, class_name = type_name.partition("/")
+        if not package or not class_name:
+            return super().resolve(type_name, where)
+        try:
+            return super().resolve(f"{package}:{class_name}", where)
+        except PluginError as err:
+            known = ", ".join(self.names()) or "(none)"
+            prefix = f"{where}: " if where else ""
+            raise PluginError(
+                f"{prefix}unknown {self.kind} '{type_name}': not registered (known: {known}) and "
+                f"'from {package} import {class_name}' failed ({err.reason}); "
+                "or give a Python class as 'module:Class'.") from err
+
 
 #: Registry of RobotHW types for ``robot_hardware/<name>/type`` (open to third parties:
 #: ``ROBOT_HW.register("my_pkg/MyHW", "my_pkg.hw:MyHW")``).
-ROBOT_HW = Registry("robot hardware type", RobotHW)
-# Our own RobotHW, resolvable from configuration alone (imported only when first used).
+ROBOT_HW = RobotHWRegistry("robot hardware type", RobotHW)
+# Our own RobotHWs, resolvable from configuration alone (imported only when first used).
 ROBOT_HW.register("rospy_control/MiddlewareRobotHW", "rospy_control.robot_hw:MiddlewareRobotHW")
+ROBOT_HW.register("rospy_control/SimpleRobotHW", "rospy_control.examples.simple_robot_hw:SimpleRobotHW")
 
 _RAISE = object()
 
@@ -111,6 +139,16 @@ def filter_controller_list(infos: Sequence[ControllerInfo], robot_hw: RobotHW) -
     return out
 
 
+def _shutdown_part(hw: Any) -> None:
+    shutdown = getattr(hw, "shutdown", None)
+    if not callable(shutdown):
+        return
+    try:
+        shutdown()
+    except Exception as err:  # noqa: BLE001 - shut down the others regardless
+        logger.error("shutting down robot hardware %r failed: %s", hw, err)
+
+
 class CombinedRobotHW(RobotHW):
     """Merge several RobotHWs.
 
@@ -165,7 +203,22 @@ class CombinedRobotHW(RobotHW):
         return True
 
     def load(self, root_nh, robot_hw_nh) -> None:
-        """Like :meth:`init` but raising :class:`ConfigError` with the reason."""
+        """Like :meth:`init` but raising :class:`ConfigError` with the reason (the parts loaded
+        before the failing one are shut down again)."""
+        loaded = len(self._robot_hws)
+        try:
+            self._load(root_nh, robot_hw_nh)
+        except BaseException:
+            parts = self._robot_hws[loaded:]
+            del self._robot_hws[loaded:]
+            del self._names[loaded:]
+            del self._managers[loaded:]
+            self._combined.clear()
+            for hw in reversed(parts):
+                _shutdown_part(hw)
+            raise
+
+    def _load(self, root_nh, robot_hw_nh) -> None:
         where = robot_hw_nh.resolve_name("robot_hardware")
         if not robot_hw_nh.has_param("robot_hardware"):
             raise ConfigError("parameter is not set (expected a list of RobotHW names)", source=where)
@@ -182,17 +235,40 @@ class CombinedRobotHW(RobotHW):
                     source=type_where,
                 )
             type_name = robot_hw_nh.get_param(type_key)
-            hw_cls = self._registry.resolve(str(type_name), where=type_where)
-            hw = hw_cls()
+            if not isinstance(type_name, str) or not type_name:
+                raise ConfigError(f"expected a type name ('pkg/Type' or 'module:Class'), got {type_name!r}",
+                                  source=type_where)
+            hw_cls = self._registry.resolve(type_name, where=type_where)
+            try:
+                hw = hw_cls()
+            except Exception as err:  # noqa: BLE001 - a plugin's constructor may raise anything
+                raise ConfigError(f"robot hardware '{name}' ({type_name}) cannot be constructed without "
+                                  f"arguments: {type(err).__name__}: {err}", source=type_where) from err
             try:
                 ok = hw.init(root_nh, robot_hw_nh.child(name))
             except Exception as err:  # noqa: BLE001 - a plugin's init may raise anything
-                raise ConfigError(f"robot hardware '{name}' ({type_name}) failed to initialise: {err}",
+                _shutdown_part(hw)
+                why = str(err) if isinstance(err, ConfigError) else f"{type(err).__name__}: {err}"
+                raise ConfigError(f"robot hardware '{name}' ({type_name}) failed to initialise: {why}",
                                   source=type_where) from err
             if not ok:
-                raise ConfigError(f"robot hardware '{name}' ({type_name}) failed to initialise",
-                                  source=type_where)
+                _shutdown_part(hw)
+                raise ConfigError(f"robot hardware '{name}' ({type_name}) failed to initialise "
+                                  "(init returned False)", source=type_where)
             self.add_robot_hw(hw, name)
+
+    # ------------------------------------------------------------------ lifecycle (optional hooks)
+    def start(self) -> None:
+        """Call ``start()`` of every part that has one, in order."""
+        for hw in self._robot_hws:
+            start = getattr(hw, "start", None)
+            if callable(start):
+                start()
+
+    def shutdown(self) -> None:
+        """Call ``shutdown()`` of every part that has one, in reverse order; never raises."""
+        for hw in reversed(self._robot_hws):
+            _shutdown_part(hw)
 
     # ------------------------------------------------------------------ cyclic
     def read(self, time: float, period: float) -> None:

@@ -113,7 +113,7 @@ class SwitchRunner:
         self.cm = cm
         self.args = (start, stop, strictness, start_asap, timeout)
         self.result: Any = None
-        self.thread = threading.Thread(target=self._run, name="switch_controller")
+        self.thread = threading.Thread(target=self._run, name="rospy_control.test.switch_controller")
 
     def _run(self) -> None:
         self.result = self.cm.switch_controller(*self.args)

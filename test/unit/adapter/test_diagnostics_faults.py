@@ -51,3 +51,32 @@ def test_controller_failures_error_while_the_controller_stays_aborted():
     failures.clear()
     assert d.controller_failures_status().message == "no controller failed"
     assert DriverDiagnostics(_Mw(), "/driver").controller_failures_status() is None
+
+
+class Motor:  # the type name selects the motor status, as for the middleware's Motor
+    name = "elbow_motor"
+    channel_name = "can0"
+    can_id = 3
+    max_temperature = 90.0
+    reply_timeouts = 0
+
+
+def _motor_state(temperature, **kw):
+    from collections import namedtuple
+    fields = dict(name="elbow_motor", stamp=0.0, position=0.0, temperature=temperature, fault=False,
+                  fault_reason="", received=True, error_code=0, watchdog=False, mode="POSITION",
+                  requested_mode="POSITION", enabled=True)
+    fields.update(kw)
+    return namedtuple("MotorState", fields)(**fields)
+
+
+def test_a_motor_near_its_max_temperature_is_a_warning_on_the_published_status():
+    from rospy_control.adapter.diagnostics import WARN
+    d = DriverDiagnostics(_Mw(), "/driver")
+    st = d.unit_status(Motor(), _motor_state(85.0))
+    assert st.level == WARN and st.name == "driver: motor elbow_motor"
+    assert "temperature 85 C close to max_temperature 90 C" in st.message
+    assert d.unit_status(Motor(), _motor_state(60.0)).level == OK
+    # a fault still wins
+    faulted = _motor_state(95.0, fault=True, fault_reason="over-temperature")
+    assert d.unit_status(Motor(), faulted).level == ERROR

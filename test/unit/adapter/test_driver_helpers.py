@@ -11,18 +11,19 @@ import yaml
 
 from adapter_testutil import PARAMS, SmallRobotHW, make_registry
 
-from rospy_control.adapter.control_loop import ControlLoop
+from rospy_control.control_loop.loop import ControlLoop
 from rospy_control.adapter.diagnostics import OK, WARN, DriverDiagnostics
-from rospy_control.adapter.driver_config import (
+from rospy_control.control_loop.driver_config import (
     DriverParams,
     check_controller_params,
     controller_namespaces,
     default_sensor_controllers,
     default_trajectory_controllers,
 )
-from rospy_control.adapter.standalone import (
+from rospy_control.control_loop.standalone import (
     JointStateSampler,
     JointStatesThread,
+    stamp_from_nsec,
     controller_states,
     load_controllers,
     start_controllers,
@@ -72,11 +73,30 @@ def test_params_from_command_line_strings():
     ({"configure": "x", "publish_rate": "fast"}, "~publish_rate"),
     ({"configure": "x", "sim": "maybe"}, "~sim"),
     ({"configure": "x", "trajectory_controllers": [1, 2]}, "~trajectory_controllers"),
+    ({"robot_hardware": "servos"}, "~robot_hardware"),
+    ({"robot_hardware": []}, "~robot_hardware"),
 ])
 def test_params_errors_name_the_parameter(values, where):
     with pytest.raises(ConfigError) as err:
         _params(**values)
     assert err.value.source == where
+
+
+def test_params_robot_hardware_needs_no_hardware_xml():
+    p = _params(robot_hardware=["servos"])
+    assert p.robot_hardware == ["servos"] and p.configure is None
+    assert _params(configure="x.xml").robot_hardware is None  # the CAN RobotHW, as before
+    assert not p.robot_hardware_in_namespace
+
+
+def test_params_robot_hardware_in_the_node_namespace_as_combined_robot_hw_reads_it():
+    p = DriverParams(lambda name, default: default, ["servos"])
+    assert p.robot_hardware == ["servos"] and p.robot_hardware_in_namespace
+    private = DriverParams(lambda name, default: ["a"] if name == "robot_hardware" else default, ["b"])
+    assert private.robot_hardware == ["a"] and not private.robot_hardware_in_namespace  # ~ first
+    with pytest.raises(ConfigError) as err:
+        DriverParams(lambda name, default: default, "servos")
+    assert err.value.source == "robot_hardware"
 
 
 # -- controller YAML -------------------------------------------------------------------------------
@@ -347,6 +367,18 @@ def test_joint_states_stamps_strictly_increase_with_a_frozen_clock():
     assert out[0].name == ["a"] and out[0].position == [1.0]
 
 
+def test_joint_states_stamps_strictly_increase_at_epoch_scale_times():
+    # ROS time is epoch seconds: near 1.7e9 s a float's spacing is ~2.4e-7 s, so "+1e-9 s" is lost
+    out = []
+    sample = (("a",), (1.0,), (0.0,), (0.0,))
+    th = JointStatesThread(lambda: sample, out.append, lambda: 1.7e9 + 0.25, 100.0, _Msg, stamp_from_nsec)
+    for _ in range(5):
+        assert th.publish_once()
+    stamps = [m.header.stamp.to_nsec() for m in out]
+    assert stamps[0] == 1_700_000_000_250_000_000
+    assert stamps == [stamps[0] + k for k in range(5)]
+
+
 def test_joint_states_nothing_before_the_first_cycle_and_rate_kept():
     out = []
     th = JointStatesThread(lambda: None, out.append, time.monotonic, 100.0, _Msg, lambda t: t)
@@ -374,7 +406,7 @@ def test_diagnostics_report_motors_channels_loop_and_robot_hw(arm):
         name = "control_loop"
 
         def stats(self):
-            from rospy_control.adapter.control_loop import ControlLoopStats
+            from rospy_control.control_loop.loop import ControlLoopStats
             s = ControlLoopStats()
             s.cycles = 400
             s.overruns = 2

@@ -37,7 +37,7 @@ def test_threaded_hand_off_publishes_in_another_thread(nh):
     try:
         assert pub.try_publish(Float64(data=1.0))
         assert wait_until(lambda: threads)
-        assert threads == ["RealtimePublisher[/out]"]
+        assert threads == ["rospy_control.RealtimePublisher[/out]"]
     finally:
         pub.shutdown()
     assert not pub._thread.is_alive()

@@ -16,7 +16,6 @@ randomized one.  Steps run are written to ``.ws/fuzz/cm_lifecycle.json``.
 """
 from __future__ import annotations
 
-import json
 import os
 import threading
 from collections import Counter
@@ -27,6 +26,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from rospy_control.controller_manager.controller_manager import BEST_EFFORT, STRICT
 from rospy_control.testing.cm_rig import ControllerManagerRig
 from rospy_control.testing.robot_hw import JointsRobotHW
+from reports import register
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."))
 RANDOM_BUDGET = int(os.environ.get("FUZZ_EXAMPLES", "0") or 0)
@@ -50,6 +50,7 @@ CONTROLLERS = {
 NAMES = sorted(CONTROLLERS) + ["unconfigured"]
 LOADABLE = {n for n, (_, _, res) in CONTROLLERS.items() if res is not None} | {"self_conflict"}
 STEPS: Counter = Counter()
+register("cm_lifecycle", lambda: dict(STEPS))
 
 
 def run_in_loop(rig: ControllerManagerRig, call):
@@ -186,10 +187,3 @@ ControllerManagerLifecycle.TestCase.settings = settings(
     max_examples=RANDOM_BUDGET or 150, stateful_step_count=30, derandomize=not RANDOM_BUDGET, deadline=None,
     database=None, suppress_health_check=[HealthCheck.too_slow])
 TestControllerManagerLifecycle = ControllerManagerLifecycle.TestCase
-
-
-def test_zz_report_steps():
-    os.makedirs(os.path.join(ROOT, ".ws", "fuzz"), exist_ok=True)
-    with open(os.path.join(ROOT, ".ws", "fuzz", "cm_lifecycle.json"), "w") as out:
-        json.dump(dict(STEPS), out, indent=1, sort_keys=True)
-    print(dict(STEPS))

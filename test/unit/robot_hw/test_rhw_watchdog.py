@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from rospy_control.adapter.control_loop import ControlLoop
+from rospy_control.control_loop.loop import ControlLoop
 from rospy_control.hardware_interface import PositionJointInterface
 
 from robot_hw_testutil import ARM_HW, ARM_URDF, info, load_yaml, switch, wait_until

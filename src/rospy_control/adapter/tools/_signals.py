@@ -32,7 +32,7 @@ def shutdown_on_signals() -> None:
 
     def handler(signum, _frame) -> None:
         threading.Thread(target=rospy.signal_shutdown, args=(f"signal-{signum}",),
-                         name=f"signal_shutdown-{signum}").start()
+                         name=f"rospy_control.signal_shutdown-{signum}").start()
 
     signal.signal(signal.SIGINT, handler)
     signal.signal(signal.SIGTERM, handler)

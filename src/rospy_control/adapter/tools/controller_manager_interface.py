@@ -263,7 +263,7 @@ def call_with_timeout(func: Callable[[], Any], timeout: float, what: str) -> Any
         except BaseException as err:  # noqa: BLE001 - re-raised in the caller's thread
             box.append((False, err))
 
-    thread = threading.Thread(target=run, name=f"call:{what}", daemon=True)
+    thread = threading.Thread(target=run, name=f"rospy_control.call:{what}", daemon=True)
     thread.start()
     thread.join(max(0.0, timeout))
     if not box:

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from rospy_control.adapter.control_loop import ControlLoop
+from rospy_control.control_loop.loop import ControlLoop
 
 
 class Recorder:

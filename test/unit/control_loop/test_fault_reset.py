@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from rospy_control.adapter.control_loop import ControlLoop
-from rospy_control.adapter.fault_reset import FaultReset
+from rospy_control.control_loop.loop import ControlLoop
+from rospy_control.control_loop.fault_reset import FaultReset
 from rospy_control.robot_hw import MiddlewareRobotHW
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
