@@ -122,6 +122,23 @@ class BoardServer:
         self.errors.append(text)
         log.error("%s", text)
 
+    def inject_fault(self, code: str, axis: str = "", text: str = "") -> None:
+        """Latch a fault as the hardware would raise it (a limit switch, a driver alarm): for tests and
+        bench checks of the fault path (``trajectory_board --fault-file``).  ``code`` is a fault name
+        of the protocol's Code (LIMIT_SWITCH, DRIVER_ALARM, FOLLOWING_ERROR, STEP_RATE, ...)."""
+        pb = wire.pb()
+        try:
+            value = pb.Code.Value(code)
+        except ValueError:
+            raise ValueError(f"unknown fault code {code!r}; expected one of "
+                             f"{', '.join(pb.Code.keys())}") from None
+        if axis and axis not in [a.name for a in self.config.axes]:
+            raise ValueError(f"unknown axis {axis!r}; the board's axes: "
+                             f"{', '.join(a.name for a in self.config.axes)}")
+        what = text or f"{code.lower().replace('_', ' ')} (injected)"
+        with self.lock:
+            self.core.raise_fault(value, f"axis {axis!r}: {what}" if axis else what, self.clock.now(), axis)
+
     # ---- executor --------------------------------------------------------------------------------
 
     def _executor_loop(self) -> None:
