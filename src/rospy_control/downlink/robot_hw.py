@@ -95,10 +95,12 @@ class BoardDevice(TrajectoryDevice):
         self._stop = threading.Event()
         self._threads: List[threading.Thread] = []
         self.last_feedback: Optional[Feedback] = None
+        #: a file the board program writes its port to (``trajectory_board --port 0 --port-file``), or ""
+        self.port_file = ""
 
     @property
     def label(self) -> str:
-        return f"'{self.desc.name}' ({self.desc.address})"
+        return f"'{self.desc.name}' ({self.desc.host}:{self.client.port})"
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -122,6 +124,8 @@ class BoardDevice(TrajectoryDevice):
         first = True
         while not self._stop.is_set():
             try:
+                if self.port_file:
+                    self.client.port = self._read_port_file()
                 self.client.connect()
             except wire.DownlinkError as err:
                 self._unreachable = f"board {self.label} unreachable: {err}"
@@ -133,6 +137,13 @@ class BoardDevice(TrajectoryDevice):
             self._check_hello()
             logger.info("board %s: connected (%d axes)", self.label, len(self.client.axis_names))
             return
+
+    def _read_port_file(self) -> int:
+        try:
+            with open(self.port_file) as f:
+                return int(f.read().strip())
+        except (OSError, ValueError) as err:
+            raise wire.DownlinkError(f"no port in the board's port file {self.port_file} yet ({err})") from None
 
     def _check_hello(self) -> None:
         hello = self.client.hello
@@ -305,6 +316,7 @@ class SeedBoardDevice(TrajectoryDevice):
         self._stop = threading.Event()
         self.last_error: Optional[str] = None
         self.sent = 0
+        self.port_file = ""
 
     @property
     def label(self) -> str:
@@ -423,11 +435,15 @@ class SeedBoardDevice(TrajectoryDevice):
         import socket
         import struct
         try:
-            with socket.create_connection((self.desc.host, self.desc.port),
+            port = self.desc.port
+            if self.port_file:
+                with open(self.port_file) as f:
+                    port = int(f.read().strip())
+            with socket.create_connection((self.desc.host, port),
                                           timeout=self.sender.connect_timeout) as sock:
                 sock.sendall(struct.pack("<i", len(data)) + data)
                 sock.shutdown(socket.SHUT_WR)
-        except OSError as err:
+        except (OSError, ValueError) as err:
             raise wire.DownlinkError(f"board {self.label}: sending {len(data)} bytes failed ({err})") from err
         self.last_error = None
 
@@ -499,7 +515,12 @@ class BoardRobotHW(RobotHW):
                                   robot_hw_nh.resolve_name("address")) from None
             raise
         self._check_urdf(root_nh, desc)
+        port_file = robot_hw_nh.get_param("port_file", "") or ""
+        if not isinstance(port_file, str):
+            raise ConfigError(f"expected a file path or empty, got {port_file!r}",
+                              robot_hw_nh.resolve_name("port_file"))
         self.device = SeedBoardDevice(desc) if desc.protocol == "seed" else BoardDevice(desc)
+        self.device.port_file = port_file
         states = []
         for axis in desc.axes:
             data = JointData(position=0.0)
