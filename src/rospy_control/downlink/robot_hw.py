@@ -143,7 +143,8 @@ class BoardDevice(TrajectoryDevice):
             with open(self.port_file) as f:
                 return int(f.read().strip())
         except (OSError, ValueError) as err:
-            raise wire.DownlinkError(f"no port in the board's port file {self.port_file} yet ({err})") from None
+            raise wire.DownlinkError(f"no port in the board's port file {self.port_file} yet "
+                                     f"({err})") from None
 
     def _check_hello(self) -> None:
         hello = self.client.hello
