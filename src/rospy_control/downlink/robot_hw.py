@@ -27,7 +27,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
@@ -86,6 +86,7 @@ class BoardDevice(TrajectoryDevice):
         self.client.feedback_callbacks.append(self._on_feedback)
         self._goal_of_board: Dict[int, int] = {}     # board goal id -> controller goal id
         self._board_of_goal: Dict[int, int] = {}     # controller goal id -> board goal id
+        self._replaced: Set[int] = set()             # controller goal ids a newer request replaced
         self._lock = threading.Lock()
         self._snapshot = _Snapshot([0.0] * len(desc.axes), [0.0] * len(desc.axes),
                                    f"board {self.label}: not connected yet")
@@ -236,6 +237,8 @@ class BoardDevice(TrajectoryDevice):
         with self._lock:
             self._goal_of_board[handle.goal_id] = request.goal_id
             self._board_of_goal[request.goal_id] = handle.goal_id
+            if request.replaces is not None:
+                self._replaced.add(request.replaces)
         self.report_accepted(request.goal_id)
         th = threading.Thread(target=self._await, args=(request.goal_id, handle), name="board-goal",
                               daemon=True)
@@ -250,7 +253,13 @@ class BoardDevice(TrajectoryDevice):
             self._goal_of_board.pop(handle.goal_id, None)
         if not handle.done:
             return
-        if handle.result == "SUCCEEDED":
+        with self._lock:
+            replaced = goal_id in self._replaced
+            self._replaced.discard(goal_id)
+        if handle.result == "SUCCEEDED" and replaced:
+            # the board ran the goal up to the splice and ended it there: replaced, not completed
+            self.report_preempted(goal_id)
+        elif handle.result == "SUCCEEDED":
             self.report_succeeded(goal_id)
         elif handle.result in ("CANCELED", "PREEMPTED"):
             self.report_preempted(goal_id)
