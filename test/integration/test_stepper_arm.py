@@ -184,8 +184,10 @@ class StepperArmTest(unittest.TestCase):
     def test_7_seed_open_loop(self):
         if self.protocol != "seed":
             self.skipTest("seed protocol only")
-        self.assertTrue(u.wait_for(lambda: "open loop" in (self.diag.status("robot_hw") or {}).get("message", ""),
-                                   20.0), self.diag.status("robot_hw"))
+
+        def says_open_loop():
+            return "open loop" in (self.diag.status("robot_hw") or {}).get("message", "")
+        self.assertTrue(u.wait_for(says_open_loop, 20.0), self.diag.status("robot_hw"))
         goal = self.send([0.2, 0.1, -0.1, 0, 0, 0], duration=1.0)
         sent = time.monotonic()
         state, result = self.result()
