@@ -7,6 +7,7 @@ guarded by one lock; sockets are written outside it.
 """
 from __future__ import annotations
 
+import copy
 import logging
 import socket
 import struct
@@ -55,6 +56,13 @@ class BoardServer:
                  tick: float = 0.002, lookahead: float = 0.0, sample_dt: float = 50e-6) -> None:
         if protocol not in ("full", "seed"):
             raise ValueError(f"protocol {protocol!r}; expected full or seed")
+        if protocol == "seed":
+            # the seed's board holds a whole trajectory of up to 64 KiB (about 3000 points of one axis,
+            # 1000 of six): that, not the streaming window, is its buffer
+            min_capacity = wire.SEED_MAX_BYTES // 20
+            if config.buffer_capacity < min_capacity:
+                config = copy.copy(config)
+                config.buffer_capacity = min_capacity
         self.config = config
         self.backend = backend if backend is not None else SimBackend(config.axes)
         self.protocol = protocol

@@ -403,8 +403,8 @@ class SeedBoardDevice(TrajectoryDevice):
             pts.insert(0, TrajPoint(0.0, here))
         try:
             data = self.sender.fit(request.joint_names, pts)
-        except wire.DownlinkError as err:
-            return f"INVALID_GOAL: {err}"
+        except wire.DownlinkError as err:      # too large even re-sampled: rejected (INVALID_GOAL)
+            return str(err)
         info = dict(self.sender.last_info)
         delay = max(0.0, request.start_time - now)
 
@@ -427,11 +427,11 @@ class SeedBoardDevice(TrajectoryDevice):
             self._position = P[-1]
             self._have = True
             self.sent += 1
-            self.report_accepted(request.goal_id)
             timer = threading.Timer(max(0.0, t[-1]), self._finished, args=(request.goal_id,))
             timer.daemon = True
             timer.start()
             self._timers = [x for x in self._timers if x.is_alive()] + [timer]
+        self.report_accepted(request.goal_id)     # it fits; sent at its start time
         if delay > 0.005:
             timer = threading.Timer(delay, go)
             timer.daemon = True

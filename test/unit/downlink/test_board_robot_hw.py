@@ -233,3 +233,47 @@ def test_seed_protocol_open_loop_goal_succeeds_at_its_end_and_cancel_is_not_clai
         rig.shutdown()
         rig.robot_hw.shutdown()
         server.stop()
+
+
+def _many_points(n, dt, wiggle):
+    g = FollowJointTrajectoryGoal()
+    g.trajectory.joint_names = list(JOINTS)
+    for k in range(1, n + 1):
+        t = k * dt
+        base = 0.1 * t / (n * dt)
+        w = wiggle * (-1) ** k                         # a zigzag: no point can be dropped
+        g.trajectory.points.append(JointTrajectoryPoint(positions=[base + w] + [0.0] * 5,
+                                                        time_from_start=genpy.Duration.from_sec(t)))
+    return g
+
+
+def test_seed_protocol_oversize_is_resampled_within_tolerance_or_rejected_naming_size_and_limit():
+    server = BoardServer(board_config(parse_board_xml(XML)), protocol="seed").start()
+    rig = make_rig(server.address[1], protocol="seed")
+    try:
+        client = InMemoryActionClient(rig.root_nh, "arm_controller/follow_joint_trajectory")
+        device = rig.robot_hw.device
+        # 1500 points on a straight line: 90 KB as given, re-sampled to fit (the seed board's 64 KiB)
+        # (stamped ahead: validating 1500 points takes the controller a while, and an open-loop board
+        # started late lags its plan by as much)
+        many = _many_points(1500, 0.002, 0.0)
+        many.trajectory.header.stamp = genpy.Time.from_sec(time.time() + 1.0)
+        handle = client.send_goal(many)
+        assert rig.run_until(handle.is_done, 15.0)
+        assert handle.get_goal_status() == GoalStatus.SUCCEEDED, handle.get_result()
+        info = device.sender.last_info
+        assert info["resampled"] and info["bytes"] > 65536 >= info["bytes_sent"]
+        assert info["max_deviation"] <= device.desc.path_tolerance
+        # 1500 points that cannot be dropped within the tolerance: rejected, nothing sent
+        sent = device.sent
+        handle = client.send_goal(_many_points(1500, 0.02, 0.01))
+        assert rig.run_until(handle.is_done, 10.0)
+        assert handle.get_goal_status() == GoalStatus.REJECTED
+        result = handle.get_result()
+        assert result.error_code == -1           # INVALID_GOAL
+        assert "65536 bytes" in result.error_string and "91552 bytes" in result.error_string
+        assert device.sent == sent
+    finally:
+        rig.shutdown()
+        rig.robot_hw.shutdown()
+        server.stop()
