@@ -277,3 +277,23 @@ def test_seed_protocol_oversize_is_resampled_within_tolerance_or_rejected_naming
         rig.shutdown()
         rig.robot_hw.shutdown()
         server.stop()
+
+
+def test_connection_lost_mid_goal_aborts_naming_the_board_and_faults_the_joints():
+    server = BoardServer(board_config(parse_board_xml(XML))).start()
+    rig = make_rig(server.address[1])
+    try:
+        assert rig.run_until(lambda: not rig.robot_hw.faulted_joints(), 10.0)
+        client = InMemoryActionClient(rig.root_nh, "arm_controller/follow_joint_trajectory")
+        handle = client.send_goal(goal([0.5, 0, 0, 0, 0, 0], duration=3.0))
+        rig.run_until(lambda: False, 0.5)
+        server.stop()
+        assert rig.run_until(handle.is_done, 10.0)
+        assert handle.get_goal_status() == GoalStatus.ABORTED
+        text = handle.get_result().error_string
+        assert "CONNECTION_LOST" in text and "stepper_arm_board" in text, text
+        assert set(rig.robot_hw.faulted_joints()) == set(JOINTS)
+        assert rig.robot_hw.status()["error"]
+    finally:
+        rig.shutdown()
+        rig.robot_hw.shutdown()
