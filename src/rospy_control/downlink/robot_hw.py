@@ -218,13 +218,16 @@ class BoardDevice(TrajectoryDevice):
     def send_trajectory(self, request: TrajectoryRequest) -> Optional[str]:
         if not self.client.connected:
             return f"{self._unreachable}"
-        if not request.points:
-            with self._lock:
-                running = [g for g in self._board_of_goal if g != request.goal_id]
+        if not request.points:      # stop: the board decelerates whatever runs; succeeded once at rest
+            try:
+                at_rest = self.client.cancel(0)
+            except wire.DownlinkError as err:
+                return f"board {self.label}: stop refused: {err}"
             self.report_accepted(request.goal_id)
-            for g in running:
-                self._cancels.put(g)
-            self.report_succeeded(request.goal_id)
+            timer = threading.Timer(max(0.0, at_rest - time.time()), self.report_succeeded,
+                                    args=(request.goal_id,))
+            timer.daemon = True
+            timer.start()
             return None
         try:
             handle = self.client.execute(request.joint_names, _points(request), stamp=request.start_time)

@@ -297,3 +297,25 @@ def test_connection_lost_mid_goal_aborts_naming_the_board_and_faults_the_joints(
     finally:
         rig.shutdown()
         rig.robot_hw.shutdown()
+
+
+def test_empty_command_stops_the_board_with_a_ramp(board):
+    from trajectory_msgs.msg import JointTrajectory
+    rig = make_rig(board.address[1])
+    try:
+        assert rig.run_until(lambda: not rig.robot_hw.faulted_joints(), 10.0)
+        client = InMemoryActionClient(rig.root_nh, "arm_controller/follow_joint_trajectory")
+        handle = client.send_goal(goal([0.8, 0, 0, 0, 0, 0], duration=3.0))
+        rig.run_until(lambda: False, 1.2)
+        rig.root_nh.advertise("arm_controller/command", JointTrajectory, 1).publish(
+            JointTrajectory(joint_names=list(JOINTS)))
+        assert rig.run_until(handle.is_done, 10.0)
+        assert handle.get_goal_status() == GoalStatus.PREEMPTED
+        rig.run_until(lambda: False, 1.0)
+        stopped = positions(rig)[0]
+        rig.run_until(lambda: False, 0.3)
+        assert positions(rig)[0] == stopped                 # at rest
+        assert 0.05 < stopped < 0.75                        # on the way, not at the goal
+    finally:
+        rig.shutdown()
+        rig.robot_hw.shutdown()
