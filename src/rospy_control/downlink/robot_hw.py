@@ -300,8 +300,8 @@ class BoardDevice(TrajectoryDevice):
         fb = self.last_feedback
         values: List[Tuple[str, Any]] = [
             ("board", self.label), ("protocol", "full"), ("connected", c.connected),
-            ("clock sync error bound (s)", f"{c.sync.min_rtt / 2:.6f}" if c.sync.synced else "not synced"),
-            ("clock drift (ppm)", f"{(c.sync._rate - 1.0) * 1e6:.1f}" if c.sync.synced else "-"),
+            ("clock sync error bound (s)", f"{c.sync.uncertainty:.6f}" if c.sync.synced else "not synced"),
+            ("clock drift (ppm)", f"{c.sync.drift_ppm:.1f}" if c.sync.synced else "-"),
         ]
         if fb is not None:
             values += [("state", fb.state), ("buffer fill", fb.buffer_fill), ("buffer free", fb.buffer_free),
