@@ -278,9 +278,10 @@ def main() -> int:
             return f"{fmt(statistics.median(v), 2)} / {fmt(v[-1], 2)} ms" if v else "n/a"
         ev = dl["executed_vs_planned_steps"]
         drift = dl["clock_drift_ppm"]
-        rows.append((sc5, "goal accepted -> first pulse, median / max", med_max("accepted_to_first_pulse_ms"),
-                     "includes the 50 ms start lead", ""))
-        rows.append(("", "cancel -> deceleration begins, median / max", med_max("cancel_to_decel_ms"), "", ""))
+        rows.append((sc5, "goal accepted -> first pulse, median / max",
+                     med_max("accepted_to_first_pulse_ms"), "includes the 50 ms start lead", ""))
+        rows.append(("", "cancel -> deceleration begins, median / max",
+                     med_max("cancel_to_decel_ms"), "", ""))
         rows.append(("", "feedback rate / age (median / max)",
                      f"{fmt(dl['feedback_rate_hz'])} Hz / {med_max('feedback_age_ms')}", "", ">= 100 Hz"
                      + verdict(dl["feedback_rate_hz"] >= 99.0)))
