@@ -12,7 +12,10 @@ Scenarios (each short, the whole run well under 3 minutes):
   (``ANCHOR_BENCH=<path to anchor_bench>`` or ``/tmp/anchor_ws/devel/lib/anchor_bench/anchor_bench``,
   see ``/work/shared/anchor_bench/README.md``; it needs a ROS master, started here on a private port);
 * bus request/reply cost, 12 MIT motors on one bus at 500 Hz vs. the python-can floor for the same
-  frames (:mod:`bench_middleware`).
+  frames (:mod:`bench_middleware`);
+* the trajectory downlink (:mod:`bench_downlink`): goal accepted -> first pulse, cancel -> deceleration,
+  feedback rate and age, executed vs planned in steps, clock-sync error, and a plot of planned against
+  executed positions.
 
 Usage: source tools/env.sh && /usr/bin/python3 bench/run_all.py [--out .ws/bench/results.json] [--quick]
 """
@@ -38,6 +41,7 @@ sys.path.insert(0, HERE)
 
 import bench_control_loop  # noqa: E402
 import bench_controller_manager  # noqa: E402
+import bench_downlink  # noqa: E402
 import bench_middleware  # noqa: E402
 import bench_node  # noqa: E402
 
@@ -256,6 +260,37 @@ def main() -> int:
                  ""))
     rows.append(("", "cycle rate reached / late cycles", f"{fmt(mw['rate'])} Hz / {fmt(mw['late_pct'], 2)} %",
                  f"floor {fmt(floor['rate'])} Hz / {fmt(floor['late_pct'], 2)} %", ""))
+
+    print("trajectory downlink ...", file=sys.stderr)
+    dl_plot = os.path.join(os.path.dirname(os.path.abspath(args.out)), "downlink_planned_vs_executed.png")
+    os.makedirs(os.path.dirname(dl_plot), exist_ok=True)
+    try:
+        dl = bench_downlink.run(3 if args.quick else 5, dl_plot)
+    except Exception as err:  # noqa: BLE001 -- one failed scenario must not lose the table
+        dl = {"error": repr(err)}
+    results["downlink"] = dl
+    sc5 = "trajectory downlink: board on simulated pulses, loopback TCP"
+    if "error" in dl:
+        rows.append((sc5, "all rows", "n/a", dl["error"], ""))
+    else:
+        def med_max(key: str) -> str:
+            v = sorted(dl[key])  # already in ms
+            return f"{fmt(statistics.median(v), 2)} / {fmt(v[-1], 2)} ms" if v else "n/a"
+        ev = dl["executed_vs_planned_steps"]
+        drift = dl["clock_drift_ppm"]
+        rows.append((sc5, "goal accepted -> first pulse, median / max",
+                     med_max("accepted_to_first_pulse_ms"), "includes the 50 ms start lead", ""))
+        rows.append(("", "cancel -> deceleration begins, median / max",
+                     med_max("cancel_to_decel_ms"), "", ""))
+        rows.append(("", "feedback rate / age (median / max)",
+                     f"{fmt(dl['feedback_rate_hz'])} Hz / {med_max('feedback_age_ms')}", "", ">= 100 Hz"
+                     + verdict(dl["feedback_rate_hz"] >= 99.0)))
+        rows.append(("", "executed vs planned (MoveIt-shaped, 6 joints)",
+                     f"max {fmt(ev['max'], 2)} / rms {fmt(ev['rms'], 2)} steps", "", ""))
+        rows.append(("", "clock-sync error, median / max", med_max("clock_sync_error_ms"),
+                     f"drift estimated {fmt(drift['estimated'])} ppm, true {fmt(drift['true'])} ppm", ""))
+        if dl.get("plot"):
+            plots.append(str(dl["plot"]))
 
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
     head = ("scenario", "metric", "measured", "reference", "target")

@@ -471,12 +471,17 @@ class DriverDiagnostics:
         values.append(("switch pending", ", ".join(sw.get("pending") or []) or "-"))
         if sw.get("error"):
             values.append(("switch error", sw.get("error")))
-        if faulted:
+        values.extend((str(k), v) for k, v in (report.get("values") or []))   # the RobotHW's own
+        if report.get("error"):
+            level, message = ERROR, str(report["error"])
+        elif faulted:
             level, message = ERROR, f"joints in fault: {', '.join(faulted)}"
         elif sw.get("error"):
             level, message = ERROR, f"switch failed: {sw.get('error')}"
         elif not sw.get("finished", True):
             level, message = WARN, "mode switch in progress"
+        elif report.get("warning"):
+            level, message = WARN, str(report["warning"])
         else:
             level, message = OK, "OK"
         return _status(name, hw_id, level, message, values)

@@ -53,8 +53,9 @@ Private parameters (all settable from ``launch/bringup.launch`` arguments):
   RobotHW's own parameters under ``~<name>/``; it is constructed without arguments and given
   ``init(root_nh, ~<name>)`` (``docs/writing_a_robot_hw.md``).  Absent, ``robot_hardware`` in the
   node's namespace is used the same way (``<name>/...`` there).  With either, ``~configure``,
-  ``~sim``, ``~sim_process`` and ``~hold_mode`` are not used, and ``~reset_faults`` / ``~sim/*`` are
-  not offered (they act on the CAN middleware).
+  ``~sim``, ``~sim_process`` and ``~hold_mode`` are not used, ``~sim/*`` is not offered, and
+  ``~reset_faults`` is offered only when the RobotHW has ``reset_faults() -> (success, message)``
+  (e.g. ``rospy_control/BoardRobotHW``).
 * ``~configure`` (string, **required** without ``~robot_hardware``) -- hardware XML: a file path, or the
   XML text itself.
 * ``~sim`` (bool, default true) -- true: every CAN channel is simulated (the XML's ``<simulation>``
@@ -339,6 +340,9 @@ class Driver:
         (rospy_control/SetSimFault) and ``~sim/reset_command_stats`` (std_srvs/Trigger).  Only over the
         CAN middleware (a RobotHW of your own has its own way of clearing faults)."""
         if self.middleware is None:
+            own = getattr(self.robot_hw, "reset_faults", None)
+            if callable(own):   # a RobotHW of its own that can clear its faults (e.g. a trajectory board)
+                self._services.append(rospy.Service("~reset_faults", Trigger, self._own_reset_faults))
             return
         self.fault_reset = FaultReset(self.robot_hw, self.loop)
 
@@ -357,6 +361,16 @@ class Driver:
             self._start_sim_forwarders()
             return
         self._services.extend(sim_fault_services(self.middleware, "~sim/"))
+
+    def _own_reset_faults(self, _req: Any) -> Any:
+        """``~reset_faults`` of a RobotHW that offers ``reset_faults() -> (success, message)``."""
+        try:
+            ok, message = self.robot_hw.reset_faults()
+        except Exception as err:  # noqa: BLE001 - answer the caller, never kill the service thread
+            logger.error("reset_faults failed: %s", err, exc_info=err)
+            ok, message = False, f"reset failed: {type(err).__name__}: {err}"
+        (logger.info if ok else logger.error)("reset_faults: %s", message)
+        return TriggerResponse(success=bool(ok), message=str(message))
 
     def _start_sim_forwarders(self) -> None:
         """``~sim/set_fault``, ``~sim/reset_command_stats`` and ``~sim/command_stats`` forwarded to the

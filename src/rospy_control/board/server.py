@@ -7,6 +7,7 @@ guarded by one lock; sockets are written outside it.
 """
 from __future__ import annotations
 
+import copy
 import logging
 import socket
 import struct
@@ -55,6 +56,13 @@ class BoardServer:
                  tick: float = 0.002, lookahead: float = 0.0, sample_dt: float = 50e-6) -> None:
         if protocol not in ("full", "seed"):
             raise ValueError(f"protocol {protocol!r}; expected full or seed")
+        if protocol == "seed":
+            # the seed's board holds a whole trajectory of up to 64 KiB (about 3000 points of one axis,
+            # 1000 of six): that, not the streaming window, is its buffer
+            min_capacity = wire.SEED_MAX_BYTES // 20
+            if config.buffer_capacity < min_capacity:
+                config = copy.copy(config)
+                config.buffer_capacity = min_capacity
         self.config = config
         self.backend = backend if backend is not None else SimBackend(config.axes)
         self.protocol = protocol
@@ -121,6 +129,23 @@ class BoardServer:
     def _error(self, text: str) -> None:
         self.errors.append(text)
         log.error("%s", text)
+
+    def inject_fault(self, code: str, axis: str = "", text: str = "") -> None:
+        """Latch a fault as the hardware would raise it (a limit switch, a driver alarm): for tests and
+        bench checks of the fault path (``trajectory_board --fault-file``).  ``code`` is a fault name
+        of the protocol's Code (LIMIT_SWITCH, DRIVER_ALARM, FOLLOWING_ERROR, STEP_RATE, ...)."""
+        pb = wire.pb()
+        try:
+            value = pb.Code.Value(code)
+        except ValueError:
+            raise ValueError(f"unknown fault code {code!r}; expected one of "
+                             f"{', '.join(pb.Code.keys())}") from None
+        if axis and axis not in [a.name for a in self.config.axes]:
+            raise ValueError(f"unknown axis {axis!r}; the board's axes: "
+                             f"{', '.join(a.name for a in self.config.axes)}")
+        what = text or f"{code.lower().replace('_', ' ')} (injected)"
+        with self.lock:
+            self.core.raise_fault(value, f"axis {axis!r}: {what}" if axis else what, self.clock.now(), axis)
 
     # ---- executor --------------------------------------------------------------------------------
 

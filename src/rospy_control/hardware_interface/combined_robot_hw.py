@@ -66,6 +66,7 @@ ROBOT_HW = RobotHWRegistry("robot hardware type", RobotHW)
 # Our own RobotHWs, resolvable from configuration alone (imported only when first used).
 ROBOT_HW.register("rospy_control/MiddlewareRobotHW", "rospy_control.robot_hw:MiddlewareRobotHW")
 ROBOT_HW.register("rospy_control/SimpleRobotHW", "rospy_control.examples.simple_robot_hw:SimpleRobotHW")
+ROBOT_HW.register("rospy_control/BoardRobotHW", "rospy_control.downlink.robot_hw:BoardRobotHW")
 
 _RAISE = object()
 

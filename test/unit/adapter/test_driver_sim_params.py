@@ -43,8 +43,10 @@ def test_bringup_starts_the_sim_node_on_request_with_the_drivers_xml_and_bus_key
     assert args["sim_process"] == "true" and args["sim_bus_key"] == ""  # the default: own node
     nodes = {n.get("name"): n for n in root.findall("node")}
     sim, driver = nodes["sim"], nodes["driver"]
-    # not with a RobotHW of your own (robot_hw:=...), which has no CAN bus to simulate
-    assert sim.get("type") == "sim_node" and sim.get("if") == "$(eval sim and sim_process and robot_hw == '')"
+    # not with a RobotHW of your own (robot_hw:=...) nor the stepper arm (its board program simulates
+    # it), which have no CAN bus to simulate
+    assert sim.get("type") == "sim_node"
+    assert sim.get("if") == "$(eval sim and sim_process and robot_hw == '' and robot != 'stepper_arm')"
     sim_params = {p.get("name"): p.get("value") for p in sim.findall("param")}
     drv_params = {p.get("name"): p.get("value") for p in driver.findall("param")}
     assert sim_params["configure"] == drv_params["configure"] == "$(arg hardware_config)"
