@@ -3,7 +3,7 @@
 # simulated buses derive their addresses from that port, so files can run side by side).
 # ROSTEST_JOBS files run at once (default 2: the suite's tests wait on wall time far more than they
 # use the CPU, and every one of them is built to pass on a busy host -- `make stress` checks that with
-# two CPU hogs alongside). Prints rostest's summary per file (in file order) and a total; exit status 1
+# two CPU hogs alongside), except the CPU-bound files of ROSTEST_EXCLUSIVE, which run alone. Prints rostest's summary per file (in file order) and a total; exit status 1
 # if any failed.  Expects tools/env.sh to be sourced.  Optional args: the .test files to run.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,15 +30,28 @@ run_one() {  # file -> .ws/test_logs/rostest-<name>.log and .result ("rc tests e
   echo "$rc ${tests:-0} ${errors:-0} ${failures:-0}" > ".ws/test_logs/rostest-$name.result.$run_id"
 }
 
+# Files whose processes keep both cores busy by themselves (a quadruped's buses at 300 Hz, the load
+# and fuzz generators, gravity's 0.003 rad holding check) run alone: beside another file they measure
+# the neighbour, not the driver.  The others run ROSTEST_JOBS at a time.
+exclusive_re="${ROSTEST_EXCLUSIVE:-/(driver_quadruped|load|fuzz_goals|driver_gravity)[^/]*\.test$}"
 running=0
 for f in "${files[@]}"; do
-  if [ "$running" -ge "$jobs_max" ]; then
+  alone=0
+  if [[ "$f" =~ $exclusive_re ]]; then alone=1; fi
+  limit="$jobs_max"
+  if [ "$alone" -eq 1 ]; then limit=1; fi
+  while [ "$running" -ge "$limit" ]; do
+    wait -n
+    running=$((running - 1))
+  done
+  if [ "$alone" -eq 1 ]; then how="started, alone"; else how="started"; fi
+  echo "== rostest $(basename "$f" .test) ($how)"
+  run_one "$f" &
+  running=$((running + 1))
+  if [ "$alone" -eq 1 ]; then
     wait -n
     running=$((running - 1))
   fi
-  echo "== rostest $(basename "$f" .test) (started)"
-  run_one "$f" &
-  running=$((running + 1))
 done
 wait
 

@@ -4,7 +4,8 @@
 Against the real driver node with the simulated arm (``load_ros_control.test``,
 ``load_standalone.test``), each load while ``arm_controller`` executes a trajectory:
 
-* **preemptions**: 1000 FollowJointTrajectory goals at 50 Hz, each a valid goal that continues the
+* **preemptions**: 1000 FollowJointTrajectory goals at up to 50 Hz (each sent once the driver has
+  taken the one before), each a valid goal that continues the
   same smooth path and preempts the previous one; every preempted goal must end PREEMPTED, the last
   one SUCCEEDED, and ``/joint_states`` never leaves the URDF limits (both branches);
 * **list_controllers**: 10 000 calls from 2 client threads, each answer equal to the one taken
@@ -57,10 +58,13 @@ RSS_GROWTH_BOUND_MB = 20.0
 #: benchmark ("Performance": quadruped, 2 buses, JTC executing) shows 1.96 % late cycles for a loop
 #: that shares its interpreter with the simulated firmware and two bus threads; a load adds rospy's
 #: service and subscriber threads to that interpreter.  On the 2-vCPU VM these tests run on, with
-#: other test runs alongside, the loads showed 0.6-3.6 % (baseline, trajectory only: 0-0.5 %), so
-#: the bound is 5 %: a handler that held the GIL for whole periods, or a call that blocked the
-#: loop, would show tens of per cent.
-LATE_FRACTION_BOUND = 0.05
+#: other test runs alongside, the loads showed 0.6-3.6 % (baseline, trajectory only: 0-0.5 %).  On a
+#: VM of the same size whose Python runs about half as fast (the quadruped's loop work 270 us
+#: instead of 142), 1000 preemptions showed 17-24 % with Python's 5 ms GIL switch interval and
+#: 8.8 % with the driver's 1 ms one (baseline 0.1 %).  The bound is 15 %: a handler that held the
+#: GIL for whole periods, or a call that blocked the loop, shows far more (every cycle of a
+#: preemption burst), while a slower host than the one the figures came from still passes.
+LATE_FRACTION_BOUND = 0.15
 #: Pass bound of the cycles stalled >= 20 ms per cycle during a load, beyond the idle baseline's:
 #: a service handler that holds the loop out for 20 ms at a time would show up here.
 STALL_FRACTION_BOUND = 0.01
@@ -314,6 +318,16 @@ class GoalTracker:
                 self.live[k] = gh
         return k
 
+    def wait_taken(self, k: int, timeout: float) -> bool:
+        """Wait until goal ``k`` is active or done (the server has processed it)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self.lock:
+                if k in self.active or k in self.done:
+                    return True
+            time.sleep(0.002)
+        return False
+
     def wait_done(self, ks: List[int], timeout: float) -> bool:
         end = time.monotonic() + timeout
         while time.monotonic() < end:
@@ -527,7 +541,12 @@ class LoadRunner:
                 now = rospy.get_time()
                 goal = path.goal(now, 2.0, 0.1) if i < n - 1 else path.stop_goal(now)
                 ks.append(self.goals.send(goal))
-                deadline += period
+                # At most `rate` goals a second, and the next one only once the driver has taken this
+                # one (accepted or ended it): a client that outruns the server queues goals whose
+                # stamps have passed by the time they are read, which the controller then rightly
+                # drops as lying in the past -- that would measure the queue, not the driver.
+                self.goals.wait_taken(ks[-1], 2.0)
+                deadline = max(deadline + period, time.monotonic())
                 time.sleep(max(0.0, deadline - time.monotonic()))
             sent_rate = (n - 1) / (self.goals.sent[ks[-1]] - self.goals.sent[ks[0]])
             if not self.goals.wait_done(ks, 60.0):

@@ -505,6 +505,10 @@ def _param_tree(namespace: str) -> Dict[str, Any]:
     return tree if isinstance(tree, dict) else {}
 
 
+#: seconds a thread may hold the GIL while another one waits for it (Python's default: 0.005)
+SWITCH_INTERVAL = 0.001
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the driver node until shutdown (details of each in the module docstring).
 
@@ -519,6 +523,11 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     :returns: the exit code (0 clean shutdown, 1 configuration error, 2 hardware error).
     """
+    # The control loop and the bus threads share the interpreter with rospy's threads (action goals,
+    # services, subscribers).  A thread that wants the GIL waits up to the switch interval for a
+    # running one to let go: Python's default 5 ms is a whole period at 200 Hz, so a goal being
+    # processed made the loop miss its deadline; 1 ms bounds that wait well inside a period.
+    sys.setswitchinterval(SWITCH_INTERVAL)
     rospy.init_node("driver", argv=argv if argv is not None else sys.argv)
     # the control loop and the bus threads only enqueue their log records; rospy's handlers
     # (console, file, /rosout) run in the log thread
