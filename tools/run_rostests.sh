@@ -31,9 +31,10 @@ run_one() {  # file -> .ws/test_logs/rostest-<name>.log and .result ("rc tests e
 }
 
 # Files whose processes keep both cores busy by themselves (a quadruped's buses at 300 Hz, the load
-# and fuzz generators, gravity's 0.003 rad holding check) run alone: beside another file they measure
+# and fuzz generators, gravity's 0.003 rad holding check, the JTC scenarios' tight path tolerances)
+# run alone: beside another file they measure
 # the neighbour, not the driver.  The others run ROSTEST_JOBS at a time.
-exclusive_re="${ROSTEST_EXCLUSIVE:-/(driver_quadruped|load|fuzz_goals|driver_gravity)[^/]*\.test$}"
+exclusive_re="${ROSTEST_EXCLUSIVE:-/(driver_quadruped|load|fuzz_goals|driver_gravity|jtc_arm)[^/]*\.test$}"
 running=0
 for f in "${files[@]}"; do
   alone=0
