@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The driver under load (issue #12 item 5): the figures of ``test/integration/test_load.py``.
+"""The driver under load: the figures of ``test/integration/test_load.py``.
 
 Launches ``bringup.launch`` (simulated arm, ``rsp:=false``) on a private ROS master, then runs the
 same :class:`LoadRunner` as the rostest -- warm-up, a baseline with the trajectory running, 1000 goal

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""``make bench``: every measurable scenario of issue #11 in ONE table, and a JSON file.
+"""``make bench``: every measurable performance scenario in ONE table, and a JSON file.
 
 Scenarios (each short, the whole run well under 3 minutes):
 
@@ -9,8 +9,9 @@ Scenarios (each short, the whole run well under 3 minutes):
   default rates (buses 300 Hz, loop 200 Hz);
 * ``cm.update`` with joint_state_controller + JTC executing, 12 joints (:mod:`bench_controller_manager`),
   back to back and paced at 1 kHz, next to the C++ ros_control anchor when its harness is built
-  (``ANCHOR_BENCH=<path to anchor_bench>`` or ``/tmp/anchor_ws/devel/lib/anchor_bench/anchor_bench``,
-  see ``/work/shared/anchor_bench/README.md``; it needs a ROS master, started here on a private port);
+  (``ANCHOR_BENCH=<path to anchor_bench>``, or ``anchor_ws/devel/lib/anchor_bench/anchor_bench`` in the
+  temporary directory, where the harness's build recipe puts it; it needs a ROS master, started here
+  on a private port);
 * bus request/reply cost, 12 MIT motors on one bus at 500 Hz vs. the python-can floor for the same
   frames (:mod:`bench_middleware`);
 * the trajectory downlink (:mod:`bench_downlink`): goal accepted -> first pulse, cancel -> deceleration,
@@ -33,6 +34,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -45,7 +47,8 @@ import bench_downlink  # noqa: E402
 import bench_middleware  # noqa: E402
 import bench_node  # noqa: E402
 
-ANCHOR_DEFAULT = "/tmp/anchor_ws/devel/lib/anchor_bench/anchor_bench"
+ANCHOR_DEFAULT = os.path.join(tempfile.gettempdir(), "anchor_ws", "devel", "lib", "anchor_bench",
+                              "anchor_bench")
 
 Row = Tuple[str, str, str, str, str]  # scenario, metric, value, reference, target (met?)
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""rostest node: holding accuracy under gravity (issue #14), in either branch (``~use_ros_control``).
+"""rostest node: holding accuracy under gravity, in either branch (``~use_ros_control``).
 
 The simulated arm's motors feel the static gravity torque of the URDF's links at the current pose, and
 the driver feeds the same model's torque forward (``<gravity_compensation>`` in

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """rostest node: files of the broken-configuration corpus (``test/unit/data/broken/``) through the real
-driver node (issue #12 item 4; the ROS-free layer is ``test/unit/test_fuzz_broken_config.py``).
+driver node (the ROS-free layer is ``test/unit/test_fuzz_broken_config.py``).
 
 Each file, given to the driver where a user would put it (``~configure``, ``robot_description``,
 ``joint_limits``, the controller namespaces), makes it exit with code 1 and exactly one FATAL line

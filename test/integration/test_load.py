@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""rostest node: the driver under load while a trajectory runs (issue #12, item 5).
+"""rostest node: the driver under load while a trajectory runs.
 
 Against the real driver node with the simulated arm (``load_ros_control.test``,
 ``load_standalone.test``), each load while ``arm_controller`` executes a trajectory:
@@ -51,7 +51,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 ARM = "arm_controller"
 GRIPPER = "gripper_controller"
-#: Pass bound of the RSS growth of the driver process over the loads (issue #12).
+#: Pass bound of the RSS growth of the driver process over the loads.
 RSS_GROWTH_BOUND_MB = 20.0
 #: Pass bound of the control loop's missed cycles (late + overruns) per cycle run during a load,
 #: *not counting* the cycles the driver itself attributes to host stalls (>= 20 ms).  The README's

@@ -1,4 +1,4 @@
-"""Random sequences of controller_manager calls keep the life-cycle invariants (issue #12 item 4).
+"""Random sequences of controller_manager calls keep the life-cycle invariants.
 
 A hypothesis ``RuleBasedStateMachine`` drives the in-memory controller manager rig
 (``rospy_control.testing.cm_rig``; a plain three-joint robot, the test controllers of

@@ -1,4 +1,4 @@
-"""Fuzzing the joint trajectory controller with hostile goals and commands (issue #12 item 4, ROS-free).
+"""Fuzzing the joint trajectory controller with hostile goals and commands, ROS-free.
 
 Bursts of generated FollowJointTrajectory goals and ``command`` trajectories (``fuzz_goal_gen``: wrong,
 duplicated, unknown and empty joint names, NaN/inf in every field and in times, huge values,

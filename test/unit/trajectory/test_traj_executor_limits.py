@@ -239,7 +239,7 @@ def test_empty_goal_and_hold_over_a_broken_plan():
 
 
 # ------------------------------------------------------------------------------------------ stop ramps
-# Found by fuzzing (issue #12 item 4): a goal the arm could not follow aborted while its desired state
+# Found by fuzzing: a goal the arm could not follow aborted while its desired state
 # raced towards a limit at a usable speed (below 4x the velocity limit); the stop ramp from that state
 # travels 0.625 * duration * v before it rests, and so commanded the joint past its limit (shoulder_lift
 # to 2.24 rad against 2.0).  The ramp's start velocity is now scaled so that it rests on the limit.
@@ -288,7 +288,7 @@ def test_stop_ramp_after_an_abort_near_a_limit_keeps_commands_inside(caplog):
     assert max(p[0] for _, p, _, _ in loop.desired[since:]) <= 2.5
 
 
-# Found by fuzzing (issue #12 item 4): a bridge from a desired state with a large acceleration (points
+# Found by fuzzing: a bridge from a desired state with a large acceleration (points
 # 50 ms apart asking for tens of rad/s, then a replacement) swung wrist_2 to -3.2 rad against its limit
 # of -3.0 before it reached its first point, although every point lay inside the limits.  The executor
 # now holds such a joint on the limit (at rest) while its spline is outside.
