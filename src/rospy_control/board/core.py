@@ -35,6 +35,7 @@ SUCCEEDED, CANCELED, PREEMPTED, ABORTED = 1, 2, 3, 4
 
 _LIMIT_SLACK = 1e-6          # relative: rounding of a trajectory computed exactly at the limit
 _MIN_LEAD_IN = 1e-4          # s: a splice closer than this to the next point skips that point
+_MAX_LEAD_IN = 0.25          # s: how far past the first point ahead a lead-in may aim (see _lead_in)
 
 
 class Nack(Exception):
@@ -332,16 +333,12 @@ class BoardCore:
                 raise Nack(INVALID_TRAJECTORY, f"board {name!r}: goal {goal_id} has no point after its "
                                                "start time yet; send more segments before Start")
             if not moving and np.max(np.abs(pts[-1].p - p)) <= self.config.start_tolerance:
-                lead: List[Segment] = []
+                segs: List[Segment] = []        # over before it began, and already there: hold
             else:
                 raise Nack(INVALID_TRAJECTORY, f"board {name!r}: every point of goal {goal_id} lies before "
                                                f"its start ({(ts - origin):.3f} s into it)")
         else:
-            target = pts[k]
-            lead = [hermite(ts, origin + target.t, p, v, a, target.p, target.v, target.a)]
-        segs = lead + [s.shifted(origin) for s in goal.rel_segments[k:]]
-        if segs:
-            self.check_segments(segs, goal_id, origin, v, np.zeros(self.n) if goal.last else None)
+            segs = self._lead_in(goal, k, origin, ts, p, v, a, np.zeros(self.n) if goal.last else None)
         # accepted: splice
         if self.active is not None:
             self._done(self.active.goal_id, PREEMPTED, OK,
@@ -360,6 +357,45 @@ class BoardCore:
         self.pending = None
         self.active = goal
         return ts
+
+    def _lead_in(self, goal: Goal, k: int, origin: float, ts: float, p: np.ndarray, v: np.ndarray,
+                 a: np.ndarray, v_end: Optional[np.ndarray]) -> List[Segment]:
+        """The segments from the state ``(p, v, a)`` at ``ts`` into ``goal``, from its point ``k`` on.
+
+        The lead-in aims at the first point after ``ts``.  When that point is so close that joining
+        it breaks an axis limit -- a start that arrived late, a few milliseconds before the next
+        point, with the goal's first point a fraction of a step from where the axis rests -- the
+        lead-in aims at the next point instead, as long as it lies within :data:`_MAX_LEAD_IN` of
+        ``ts`` (the points skipped are as close as the lead-in is short).  A late host thus never
+        turns a feasible goal into a limit violation; if no point in reach can be joined within the
+        limits, the first refusal is raised.
+        """
+        pts = goal.points
+        first: Optional[Nack] = None
+        j = k
+        while j < len(pts) and (j == k or origin + pts[j].t - ts <= _MAX_LEAD_IN):
+            target = pts[j]
+            segs = [hermite(ts, origin + target.t, p, v, a, target.p, target.v, target.a)]
+            segs += [s.shifted(origin) for s in goal.rel_segments[j:]]
+            try:
+                self.check_segments(segs, goal.goal_id, origin, v, v_end)
+                return segs
+            except Nack as nack:
+                if first is None:
+                    first = nack
+                if nack.code != LIMIT_VIOLATION or not self._lead_only(segs[0], goal.goal_id, origin, v):
+                    break
+            j += 1
+        assert first is not None
+        raise first
+
+    def _lead_only(self, lead: Segment, goal_id: int, origin: float, v: np.ndarray) -> bool:
+        """Whether the lead-in segment alone breaks a limit (so a later target may do better)."""
+        try:
+            self.check_segments([lead], goal_id, origin, v, None)
+        except Nack:
+            return True
+        return False
 
     def cancel(self, goal_id: int, now: float) -> float:
         """Decelerate to a stop within the axis limits; returns the board time the stop is reached."""

@@ -24,6 +24,12 @@ def make(n=1, **board):
     return BoardCore(cfg, backend, t0=1.0), backend
 
 
+def make_accel(max_acceleration):
+    cfg = BoardConfig([AxisConfig("joint_1", SPR, max_acceleration=max_acceleration)])
+    backend = SimBackend(cfg.axes)
+    return BoardCore(cfg, backend, t0=1.0), backend
+
+
 def events(core, kind):
     return [e for e in core.take_events() if e[0] == kind]
 
@@ -261,6 +267,41 @@ def test_a_stamp_in_the_past_drops_the_points_already_due():
     assert backend.steps_at(0, 5.0) == round(0.5 * SPR)
     assert backend.steps_at(0, 2.45) == 0      # the part already due was at rest: nothing jumped
     assert [e[2] for e in events(core, "goal_done")] == [C.SUCCEEDED]
+
+
+def test_a_late_start_a_fraction_of_a_step_off_leads_in_to_a_point_it_can_reach():
+    """The host sent the goal from its quantised joint states and the Start arrived late, a few
+    milliseconds before the goal's second point: joining that point would take 30 rad/s^2 for a
+    third of a step, so the lead-in aims at the next point and the goal runs."""
+    core, backend = make_accel(8.0)
+    rest = 0.1234567                                            # not a whole number of steps
+    core.add_segment(1, 0, [TrajPoint(0.0, [0.0], [0.0], [0.0]), TrajPoint(0.5, [rest], [0.0], [0.0])],
+                     True, 1.0)
+    core.start(1, 0, 1.0)
+    run(core, 1.0, 2.0)
+    here = round(rest * SPR) / SPR + 0.3 / SPR                  # what joint states said, and more
+    pts = min_jerk([here], [here + 0.05], 0.8, n=15)
+    core.add_segment(2, 0, pts, True, 2.0)
+    late = pts[1].t - 0.006
+    lead_to_next = hermite(0.0, 0.006, [rest], [0.0], [0.0], pts[1].p, pts[1].v, pts[1].a)
+    assert np.max(np.abs(lead_to_next.eval(np.linspace(0.0, 0.006, 9), 2))) > 8.0
+    assert core.start(2, 2.0 - late, 2.0) == 2.0
+    run(core, 2.0, 3.5)
+    assert [(e[1], e[2]) for e in events(core, "goal_done")][-1:] == [(2, C.SUCCEEDED)]
+    assert backend.steps_at(0, 3.5) == round((here + 0.05) * SPR)
+
+
+def test_a_lead_in_no_point_in_reach_can_take_is_refused_and_the_axis_holds():
+    core, backend = make_accel(8.0)
+    run(core, 1.0, 2.0)
+    # the goal's time 0 was 0.3 s ago, and it moves 0.4 rad in its first 0.6 s: mid-move now
+    pts = min_jerk([0.0], [0.4], 0.6, n=9) + [TrajPoint(2.0, [0.4], [0.0], [0.0])]
+    core.add_segment(1, 0, pts, True, 2.0)
+    with pytest.raises(Nack) as err:
+        core.start(1, 1.7, 2.0)
+    assert err.value.code == C.LIMIT_VIOLATION and "joint_1" in err.value.reason
+    run(core, 2.0, 2.5)
+    assert backend.steps_at(0, 2.5) == 0
 
 
 def test_host_silence_ramps_to_a_stop():
