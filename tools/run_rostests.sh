@@ -18,16 +18,17 @@ mkdir -p .ws/test_logs
 run_id="$$"
 
 run_one() {  # file -> .ws/test_logs/rostest-<name>.log and .result ("rc tests errors failures")
-  local f="$1" name log rc summary tests errors failures
+  local f="$1" name log rc summary tests errors failures t0
   name="$(basename "$f" .test)"
   log=".ws/test_logs/rostest-$name.log"
+  t0=$SECONDS
   timeout --signal=INT --kill-after=20 600 rostest rospy_control "$(basename "$f")" >"$log" 2>&1
   rc=$?
   summary="$(sed -e 's/\x1b\[[0-9;]*m//g' "$log" | sed -n '/^SUMMARY/,$p')"
   tests="$(grep -oP '^ \* TESTS: \K[0-9]+' <<<"$summary" | tail -n1)"
   errors="$(grep -oP '^ \* ERRORS: \K[0-9]+' <<<"$summary" | tail -n1)"
   failures="$(grep -oP '^ \* FAILURES: \K[0-9]+' <<<"$summary" | tail -n1)"
-  echo "$rc ${tests:-0} ${errors:-0} ${failures:-0}" > ".ws/test_logs/rostest-$name.result.$run_id"
+  echo "$rc ${tests:-0} ${errors:-0} ${failures:-0} $((SECONDS - t0))" > ".ws/test_logs/rostest-$name.result.$run_id"
 }
 
 # Files whose processes keep both cores busy by themselves (a quadruped's buses at 300 Hz, the load
@@ -55,15 +56,16 @@ for f in "${files[@]}"; do
   fi
 done
 wait
+elapsed=$SECONDS
 
 total=0; failed_files=()
 for f in "${files[@]}"; do
   name="$(basename "$f" .test)"
   log=".ws/test_logs/rostest-$name.log"
   res=".ws/test_logs/rostest-$name.result.$run_id"
-  read -r rc tests errors failures < "$res" 2>/dev/null || { rc=1; tests=0; errors=0; failures=0; }
+  read -r rc tests errors failures secs < "$res" 2>/dev/null || { rc=1; tests=0; errors=0; failures=0; secs=0; }
   rm -f "$res"
-  echo "== rostest $name"
+  echo "== rostest $name (${secs} s)"
   sed -e 's/\x1b\[[0-9;]*m//g' "$log" | sed -n '/^SUMMARY/,$p' | sed 's/^/   /'
   total=$((total + tests))
   if [ "$rc" -ne 0 ] || [ "$errors" -ne 0 ] || [ "$failures" -ne 0 ] || [ "$tests" -eq 0 ]; then
@@ -71,6 +73,6 @@ for f in "${files[@]}"; do
     echo "   FAILED (exit $rc); last lines of $log:"; tail -n 30 "$log" | sed 's/^/   | /'
   fi
 done
-echo "rostest: ${#files[@]} file(s), $total test(s), ${#failed_files[@]} file(s) failed${failed_files:+: ${failed_files[*]}}"
+echo "rostest: ${#files[@]} file(s), $total test(s), ${#failed_files[@]} file(s) failed${failed_files:+: ${failed_files[*]}} (${elapsed} s)"
 echo "$total ${#failed_files[@]}" > .ws/test_logs/rostest.counts
 [ "${#failed_files[@]}" -eq 0 ]

@@ -8,11 +8,13 @@ set +u; source tools/env.sh; set -u
 mkdir -p .ws/test_results .ws/test_logs
 
 echo "== pytest test/unit"
-/usr/bin/python3 -m pytest test/unit --junitxml=.ws/test_results/pytest-unit.xml
+/usr/bin/python3 -m pytest test/unit --durations=12 --junitxml=.ws/test_results/pytest-unit.xml
 unit_rc=$?
+unit_secs=$SECONDS
 
 tools/run_rostests.sh
 ros_rc=$?
+ros_secs=$((SECONDS - unit_secs))
 
 # The commands users type (rosrun, roscd) and the install space (catkin_make install, then
 # roslaunch from it alone): one pass or fail each.
@@ -38,6 +40,7 @@ read -r ros_tests ros_bad_files < .ws/test_logs/rostest.counts || { ros_tests=0;
 passed=$((unit_passed + ros_tests + extra_passed))
 failed=$((unit_failed + ros_bad_files + extra_failed))
 if [ "$unit_rc" -ne 0 ] && [ "$unit_failed" -eq 0 ]; then failed=$((failed + 1)); fi
-echo "unit: exit $unit_rc; rostest: exit $ros_rc; test/install: $extra_passed passed, $extra_failed failed"
+echo "unit: exit $unit_rc (${unit_secs} s); rostest: exit $ros_rc (${ros_secs} s);" \
+     "test/install: $extra_passed passed, $extra_failed failed ($((SECONDS - unit_secs - ros_secs)) s)"
 echo "$passed passed, $failed failed"
 [ "$unit_rc" -eq 0 ] && [ "$ros_rc" -eq 0 ] && [ "$extra_failed" -eq 0 ]
