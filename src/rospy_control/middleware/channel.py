@@ -155,6 +155,8 @@ class CanChannel:
         self.where = where
         self.units: List[CanUnit] = []
         self._routes: Dict[int, CanUnit] = {}
+        #: (mask, value, unit) of the units' 29-bit ids (CanUnit.extended_routes)
+        self._ext_routes: List[Tuple[int, int, CanUnit]] = []
         # shared reply id -> (demux, {key: unit})
         self._shared: Dict[int, Tuple[Callable, Dict[object, CanUnit]]] = {}
         self._ids: Dict[int, str] = {master_id: "master_id"}
@@ -272,6 +274,15 @@ class CanChannel:
             self._ids[i] = unit.name
         for i in unit.reply_ids():
             self._routes[i] = unit
+        for mask, value in unit.extended_routes():
+            for other_mask, other_value, other in self._ext_routes:
+                common = mask & other_mask
+                if value & common == other_value & common:
+                    raise ConfigError(
+                        f"unit '{unit.name}' ({unit.where}): its 29-bit ids (0x{value:08X} under mask "
+                        f"0x{mask:08X}) overlap those of '{other.name}' (0x{other_value:08X} under mask "
+                        f"0x{other_mask:08X}) on channel '{self.name}'")
+            self._ext_routes.append((mask, value, unit))
         unit.attach(self.name, self.event_log)
         self.units.append(unit)
         stamp, states = self._published.read_from_non_rt()
@@ -461,13 +472,21 @@ class CanChannel:
     # -- the read/write thread ----------------------------------------------------------------------
     def _route(self, msg: can.Message) -> Optional[CanUnit]:
         """The unit a (data, standard-id) frame belongs to, None if nobody's."""
-        if msg.is_error_frame or msg.is_extended_id:
+        if msg.is_error_frame:
             return None
         aid = msg.arbitration_id
+        if msg.is_extended_id:
+            return self._ext_route(aid)
         entry = self._shared.get(aid)
         if entry is not None:
             return entry[1].get(entry[0](msg.data))
         return self._routes.get(aid)
+
+    def _ext_route(self, aid: int) -> Optional[CanUnit]:
+        for mask, value, unit in self._ext_routes:
+            if aid & mask == value:
+                return unit
+        return None
 
     def _dispatch(self, msg: can.Message, now: float) -> int:
         if msg.is_error_frame:
@@ -480,11 +499,16 @@ class CanChannel:
                 logger.warning("channel '%s': CAN error frame received (bus errors so far: %d)",
                                self.name, self.bus_errors)
             return 0
-        if msg.is_extended_id:
-            self.unknown_frames += 1
-            return 0
         aid = msg.arbitration_id
         data = msg.data
+        if msg.is_extended_id:
+            unit = self._ext_route(aid)
+            if unit is None:
+                self.unknown_frames += 1
+                return 0
+            if self.bus_off:
+                self._leave_bus_off(f"'{unit.name}' answered")
+            return unit.on_frame(aid, data, now)
         entry = self._shared.get(aid)
         if entry is not None:
             key = entry[0](data)

@@ -17,6 +17,7 @@ from rospy_control.middleware.simulation.base import FAULTS, SimulationSettings,
 from rospy_control.middleware.simulation.bus import PING_ID, PONG_ID, enlarge_receive_buffer
 from rospy_control.middleware.simulation.liveness import GAP as LAG_GAP, Liveness
 from rospy_control.middleware.simulation.motor import CommandStats, SimulatedMotor
+from rospy_control.middleware.simulation.peers import peer_for
 from rospy_control.middleware.simulation.sensors import SENSOR_MODELS, SimSensor
 from rospy_control.middleware.channel import CAN_ERR_BUSOFF, CAN_ERR_RESTARTED
 from rospy_control.middleware.units import CanUnit, Motor
@@ -43,6 +44,8 @@ class SimulatedFirmware:
 
     #: seconds the thread waits for a frame before it loops anyway (its idle sign of life)
     IDLE_WAKE = 0.02
+    #: how often protocol devices are asked for the frames they send on their own (s)
+    PEER_TICK = 0.001
     #: while the simulated bus is off, a CAN_ERR_BUSOFF error frame this often (s): a controller whose
     #: automatic restart (socketcan ``restart-ms``) finds the bus still broken goes bus-off again
     BUS_OFF_REPEAT = 0.1
@@ -67,8 +70,17 @@ class SimulatedFirmware:
         self.frames_handled = 0
         #: the thread's sign of life for the channel (a shared one when the simulator has its own process)
         self.liveness: Liveness = Liveness()
+        #: protocol devices (DaMiao, ODrive, ...: :mod:`.peers`), and who reads which frame id
+        self.peers: List[Any] = []
+        self._peer_readers: Dict[Tuple[int, bool], List[Any]] = {}
         for u in units:
-            if isinstance(u, Motor):
+            peer = peer_for(u)
+            if peer is not None:
+                self.peers.append(peer)
+                self.by_name[u.name] = peer
+                for key in peer.listen_ids():
+                    self._peer_readers.setdefault((int(key[0]), bool(key[1])), []).append(peer)
+            elif isinstance(u, Motor):
                 m = SimulatedMotor(u, u.simulation)
                 self.motors[u.can_id] = m
                 self.by_name[u.name] = m
@@ -128,9 +140,12 @@ class SimulatedFirmware:
                 raise ValueError("only 'bus_errors' and 'bus_off' are bus-wide faults")
             self.bus_errors = True
             return
+        m = self._sim_unit(unit)
+        if hasattr(m, "set_fault"):      # a protocol device: "silent" and its own error conditions
+            m.set_fault(fault, value)
+            return
         if fault not in FAULTS:
             raise ValueError(f"unknown fault '{fault}'; known: {', '.join(FAULTS)}")
-        m = self._sim_unit(unit)
         m.fault_value = value
         m.fault = fault
 
@@ -138,7 +153,10 @@ class SimulatedFirmware:
         """Clear the fault of ``unit`` (None: of every unit and the bus)."""
         targets = self.by_name.values() if unit is None else [self._sim_unit(unit)]
         for m in targets:
-            m.fault = None
+            if hasattr(m, "clear_fault"):
+                m.clear_fault()
+            else:
+                m.fault = None
         if unit is None:
             self.bus_errors = False
             self.bus_off = False
@@ -255,12 +273,17 @@ class SimulatedFirmware:
         beat = self.liveness.beat
         lagging = self.liveness.lagging
         wall = time.time  # python-can stamps received frames with the wall clock
+        peers = self.peers
+        peer_readers = self._peer_readers
+        next_tick = 0.0
         while self._running:
             beat(perf())  # wakes at least every IDLE_WAKE s, also with nothing to do
             try:
                 timeout = self.IDLE_WAKE
                 if heap:
                     timeout = max(0.0, min(timeout, heap[0][0] - perf()))
+                if peers:
+                    timeout = max(0.0, min(timeout, next_tick - perf()))
                 msg = recv(timeout)
                 now = perf()
                 if msg is not None and msg.timestamp:  # queued long ago: this thread is not keeping up
@@ -269,9 +292,22 @@ class SimulatedFirmware:
                         lagging(now, lag)
                 if (self.bus_off or self._off) and self._bus_off_pass(msg, now, send):
                     continue
+                if peers and now >= next_tick:
+                    next_tick = now + self.PEER_TICK
+                    for p in peers:
+                        out = p.tick(now, dt)
+                        if out and p.fault != "silent":
+                            self._send_peer(p, out, now, send)
                 if msg is not None and msg.is_extended_id and msg.arbitration_id == PING_ID:
                     # readiness probe of a driver in another process (.bus.wait_for_simulator)
                     send(can.Message(arbitration_id=PONG_ID, is_extended_id=True, data=bytes(msg.data)))
+                elif msg is not None and not msg.is_error_frame and \
+                        (msg.arbitration_id, bool(msg.is_extended_id)) in peer_readers:
+                    self.frames_handled += 1
+                    for p in peer_readers[(msg.arbitration_id, bool(msg.is_extended_id))]:
+                        out = p.handle_frame(msg, now, dt)
+                        if out and p.fault != "silent":
+                            self._send_peer(p, out, now, send)
                 elif msg is not None and not msg.is_error_frame and not msg.is_extended_id:
                     self.frames_handled += 1
                     aid = msg.arbitration_id
@@ -322,6 +358,14 @@ class SimulatedFirmware:
                 if not self._running:
                     break
                 time.sleep(0.001)  # never spin on a persistent error
+
+    def _send_peer(self, peer: Any, frames: List[can.Message], now: float, send) -> None:
+        lat = self._latency(peer) if (peer.latency or peer.fault or self.settings.latency) else 0.0
+        for out in frames:
+            if lat > 0.0:
+                heapq.heappush(self._heap, (now + lat, next(self._counter), out))
+            else:
+                send(out)
 
     def _bus_off_pass(self, msg: Optional[can.Message], now: float, send) -> bool:
         """One loop pass while the bus is off or just came back; True: ``msg`` never reached the bus."""

@@ -134,6 +134,19 @@ class SimulatedProtocolMotor:
     def latency(self) -> Optional[float]:
         return self.device.latency
 
+    @property
+    def faults(self):
+        return self.device.faults
+
+    def listen_ids(self):
+        return self.device.listen_ids()
+
+    def set_fault(self, fault: str, value: Optional[float] = None) -> None:
+        self.device.set_fault(fault, value)
+
+    def clear_fault(self) -> None:
+        self.device.clear_fault()
+
     def joint_position(self) -> float:
         return self.joint.p
 

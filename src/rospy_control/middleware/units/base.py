@@ -291,6 +291,12 @@ class CanUnit(HardwareUnit):
     def reply_ids(self) -> Tuple[int, ...]:
         return ()
 
+    def extended_routes(self) -> Tuple[Tuple[int, int], ...]:
+        """29-bit frames this unit reads, as ``(mask, value)`` pairs: a received extended-id frame
+        whose ``arbitration_id & mask == value`` goes to :meth:`on_frame` (protocols that put a
+        command type or status bits in the id, as RobStride and CubeMars V3 do).  None by default."""
+        return ()
+
     def shared_reply(self, master_id: int) -> Optional[SharedReply]:
         """The shared reply id this unit answers on (with its demux key), None if it has its own ids."""
         return None

@@ -1,0 +1,128 @@
+"""Protocol devices in the simulated firmware (simulation/peers.py): routed by id, standard or
+extended, ticked for their own frames, fault switches passed to the device; and a channel's units
+reading 29-bit frames through their extended routes."""
+from __future__ import annotations
+
+import time
+import uuid
+from typing import List, Optional
+
+import can
+import pytest
+
+from rospy_control.middleware.simulation import SimulatedFirmware, SimulationSettings
+from rospy_control.middleware.simulation import peers
+from rospy_control.middleware.simulation.device import Impedance, SimulatedDevice
+from rospy_control.middleware.simulation.joint import JointModel, SimulatedProtocolMotor
+
+
+class EchoDevice(SimulatedDevice):
+    """Answers a 29-bit frame 0x1000_00<id> with 0x2000_00<id> carrying the same bytes; sends a
+    beat on 0x3000_00<id> every 10 ms; "overheat" is its own fault."""
+
+    DEVICE_FAULTS = ("overheat",)
+
+    def __init__(self, name: str, node: int) -> None:
+        super().__init__(name)
+        self.node = node
+        self.next_beat = 0.0
+
+    def listen_ids(self):
+        return [(0x10000000 | self.node, True)]
+
+    def reply_ids(self):
+        return [(0x20000000 | self.node, True), (0x30000000 | self.node, True)]
+
+    def _handle(self, msg, state, now):
+        data = bytes(msg.data) if self.fault != "overheat" else b"\xee"
+        return [self._message(0x20000000 | self.node, data, extended=True)]
+
+    def tick(self, state, now):
+        if now < self.next_beat:
+            return []
+        self.next_beat = now + 0.01
+        return [self._message(0x30000000 | self.node, bytes([self.node]), extended=True)]
+
+    def impedance(self, position: float, velocity: float) -> Optional[Impedance]:
+        return None
+
+
+class EchoUnit:
+    """Stands for a unit class the registry knows (only the attributes the factory reads)."""
+
+    def __init__(self, name: str, node: int) -> None:
+        self.name = name
+        self.node = node
+        self.simulation = None
+
+
+def peer_for_unit(unit: EchoUnit):
+    return SimulatedProtocolMotor(EchoDevice(unit.name, unit.node), peers.joint_model(unit))
+
+
+@pytest.fixture
+def firmware(monkeypatch):
+    monkeypatch.setitem(peers.PEER_FACTORIES, "EchoUnit", f"{__name__}:peer_for_unit")
+    fw = SimulatedFirmware("bus", [EchoUnit("a", 1), EchoUnit("b", 2)], SimulationSettings())
+    channel = f"peers-{uuid.uuid4().hex[:8]}"
+    fw.start(channel)
+    bus = can.Bus(interface="virtual", channel=channel)
+    yield fw, bus
+    bus.shutdown()
+    fw.stop()
+
+
+def _collect(bus, seconds: float) -> List[can.Message]:
+    out = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        msg = bus.recv(0.01)
+        if msg is not None:
+            out.append(msg)
+    return out
+
+
+def test_peers_answer_their_own_extended_ids_and_send_their_cyclic_frames(firmware):
+    fw, bus = firmware
+    assert [p.name for p in fw.peers] == ["a", "b"]
+    bus.send(can.Message(arbitration_id=0x10000002, is_extended_id=True, data=b"\x01\x02"))
+    frames = _collect(bus, 0.3)
+    answers = [m for m in frames if m.arbitration_id == 0x20000002]
+    assert [bytes(m.data) for m in answers] == [b"\x01\x02"]
+    assert not [m for m in frames if m.arbitration_id == 0x20000001]
+    beats_a = [m for m in frames if m.arbitration_id == 0x30000001]
+    assert 10 <= len(beats_a) <= 40, len(beats_a)
+
+
+def test_fault_switches_reach_the_device(firmware):
+    fw, bus = firmware
+    fw.set_fault("a", "overheat")
+    assert fw.fault_of("a") == "overheat"
+    bus.send(can.Message(arbitration_id=0x10000001, is_extended_id=True, data=b"\x05"))
+    assert [bytes(m.data) for m in _collect(bus, 0.2) if m.arbitration_id == 0x20000001] == [b"\xee"]
+    fw.set_fault("a", "silent")
+    bus.send(can.Message(arbitration_id=0x10000001, is_extended_id=True, data=b"\x05"))
+    frames = _collect(bus, 0.2)
+    assert not [m for m in frames if m.arbitration_id in (0x20000001, 0x30000001)]
+    assert [m for m in frames if m.arbitration_id == 0x30000002]          # b still beats
+    with pytest.raises(ValueError, match="unknown fault 'nope'"):
+        fw.set_fault("a", "nope")
+    fw.clear_fault("a")
+    assert fw.fault_of("a") is None
+
+
+def test_joint_model_reads_the_simulation_element_joint_side():
+    from rospy_control.middleware.config import ElementInfo
+
+    unit = EchoUnit("c", 3)
+    unit.direction = -1
+    unit.zero_offset = 0.5
+    unit.simulation = ElementInfo("simulation", {"inertia": "0.02", "stop_min": "-1", "stop_max": "2",
+                                                 "initial_position": "0.25"}, "arm.xml", 7, ())
+    joint = peers.joint_model(unit)
+    assert joint.inertia == 0.02
+    assert (joint.stop_min, joint.stop_max) == (-1.5, 1.5)
+    assert joint.p == pytest.approx(0.25)
+    unit.simulation = ElementInfo("simulation", {"inertia": "-1"}, "arm.xml", 9, ())
+    with pytest.raises(Exception, match="inertia"):
+        peers.joint_model(unit)
