@@ -119,7 +119,8 @@ def run(paths: Optional[List[str]] = None, duration: float = 2.0) -> List[dict]:
         try:
             nominal = run_once(path, None, duration)
         except (ConfigError, ImportError, OSError) as err:
-            rows.append({"protocol": proto, "file": os.path.basename(path), "error": str(err).splitlines()[0]})
+            rows.append({"protocol": proto, "file": os.path.basename(path),
+                         "error": str(err).splitlines()[0]})
             continue
         best: Dict[str, float] = {}
         for rate in RATES:
@@ -131,7 +132,8 @@ def run(paths: Optional[List[str]] = None, duration: float = 2.0) -> List[dict]:
             best.setdefault(ch, 0.0)
             rows.append({"protocol": proto, "file": os.path.basename(path), "channel": ch,
                          "nominal_hz": r["nominal"], "rate_hz": r["rate"], "cpu_us_per_cycle": r["cpu_us"],
-                         "late_pct": r["late_pct"], "faults": r["faults"], "bus_load_pct": 100.0 * r["bus_load"],
+                         "late_pct": r["late_pct"], "faults": r["faults"],
+                         "bus_load_pct": 100.0 * r["bus_load"],
                          "highest_rate_hz": best[ch]})
     return rows
 
