@@ -30,7 +30,6 @@ SENSOR_CONTROLLER_PACKAGES = ("imu_sensor_controller/", "force_torque_sensor_con
 JSC_TYPE = "joint_state_controller/JointStateController"
 
 
-
 def hardware_config_param(get: Callable[[str, Any], Any], deprecations: List[str]) -> Any:
     """``~hardware_config``: the hardware XML (path or text), the one name the driver, the simulator
     node and the launch files use.  The former name ``~configure`` still works, with a deprecation
@@ -46,6 +45,7 @@ def hardware_config_param(get: Callable[[str, Any], Any], deprecations: List[str
             deprecations.append("parameters ~hardware_config and the deprecated ~configure differ; "
                                 "using ~hardware_config")
     return value
+
 
 class DriverParams:
     """The node's private parameters with their defaults (one place; their meaning is in the
@@ -111,7 +111,8 @@ class DriverParams:
         elif not isinstance(self.hardware_config, str) or not self.hardware_config.strip():
             raise ConfigError("private parameter ~hardware_config (formerly ~configure) is not set: give the "
                               "hardware XML path (or the XML text), e.g. _hardware_config:=$(rospack find "
-                              "rospy_control)/config/arm_hardware.xml, or name your RobotHW in ~robot_hardware",
+                              "rospy_control)/config/arm_hardware.xml, or name your RobotHW in "
+                              "~robot_hardware",
                               "~hardware_config")
 
     @property
