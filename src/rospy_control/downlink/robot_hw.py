@@ -178,7 +178,8 @@ class BoardDevice(TrajectoryDevice):
     # ---- state -------------------------------------------------------------------------------
     def fault_text(self) -> Optional[str]:
         if not self.client.connected:
-            return self._unreachable
+            lost = self.client.last_error      # set once a connection was lost; "" before the first one
+            return f"{lost}; reconnecting by itself" if lost else self._unreachable
         fb = self.last_feedback
         if fb is not None and fb.fault not in ("OK", "0", ""):
             return f"board {self.label}: fault {fb.fault}" + (
@@ -217,7 +218,7 @@ class BoardDevice(TrajectoryDevice):
     # ---- the contract ------------------------------------------------------------------------
     def send_trajectory(self, request: TrajectoryRequest) -> Optional[str]:
         if not self.client.connected:
-            return f"{self._unreachable}"
+            return self.fault_text() or self._unreachable
         if not request.points:      # stop: the board decelerates whatever runs; succeeded once at rest
             try:
                 at_rest = self.client.cancel(0)
