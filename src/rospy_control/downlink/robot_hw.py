@@ -235,7 +235,10 @@ class BoardDevice(TrajectoryDevice):
         except TrajectoryInvalid as err:
             return str(err)
         except BoardError as err:
-            return f"board {self.label} refused the trajectory ({err.code_name}): {err}"
+            late = self.client.clock() - request.start_time
+            why = f" (the start reached the board {late:.3f} s after its start time: the board leads in " \
+                  "from where the axes are to the first point ahead)" if late > 0.02 else ""
+            return f"board {self.label} refused the trajectory ({err.code_name}): {err}{why}"
         except wire.DownlinkError as err:
             return f"board {self.label}: {err}"
         with self._lock:
