@@ -26,6 +26,7 @@ import rospy
 import rostest
 from actionlib_msgs.msg import GoalStatus
 from control_msgs.msg import FollowJointTrajectoryGoal, FollowJointTrajectoryResult, JointTolerance
+from controller_manager_msgs.srv import ListControllers
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectoryPoint
 
@@ -50,7 +51,14 @@ class StepperArmTest(unittest.TestCase):
         if not u.wait_for(lambda: cls.js.positions(cls.joints) is not None, 60.0):
             raise AssertionError("no /joint_states with the arm joints")
         if rospy.get_param("~use_ros_control"):
+            # the action server is up once the spawner loaded the controller; goals need it started
             rospy.wait_for_service("controller_manager/list_controllers", 60.0)
+            listing = rospy.ServiceProxy("controller_manager/list_controllers", ListControllers)
+
+            def running():
+                return any(c.name == ARM and c.state == "running" for c in listing().controller)
+            if not u.wait_for(running, 60.0, step=0.1):
+                raise AssertionError(f"{ARM} not running: {listing()}")
         # the board connected: the joints leave their start-up fault
         if cls.protocol == "full":
             ok = u.wait_for(lambda: (cls.diag.status("robot_hw") or {}).get("connected") == "True", 60.0)
