@@ -199,7 +199,8 @@ class StepperArmTest(unittest.TestCase):
         # the driver reconnects by itself and /diagnostics shows the fault the board latched
         def reconnected_and_faulted():
             st = self.diag.status("robot_hw") or {}
-            return st.get("connected") == "True" and st.get("fault") == "CONNECTION_LOST" and st["level"] == "2"
+            return (st.get("connected") == "True" and st.get("fault") == "CONNECTION_LOST"
+                    and st["level"] == "2")
         self.assertTrue(u.wait_for(reconnected_and_faulted, 15.0), self.diag.status("robot_hw"))
         # the board ramped to a stop by itself: /joint_states (its feedback again) at rest, short of the goal
         self.settle()
