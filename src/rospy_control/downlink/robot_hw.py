@@ -241,6 +241,10 @@ class BoardDevice(TrajectoryDevice):
             return f"board {self.label} refused the trajectory ({err.code_name}): {err}{why}"
         except wire.DownlinkError as err:
             return f"board {self.label}: {err}"
+        if handle.start_host_time is not None and handle.start_host_time - request.start_time > 0.1:
+            logger.warning("board %s: goal %d started %.3f s after its start time (the host or the board was "
+                           "held up); the board led in from where the axes were", self.label, request.goal_id,
+                           handle.start_host_time - request.start_time)
         with self._lock:
             self._goal_of_board[handle.goal_id] = request.goal_id
             self._board_of_goal[request.goal_id] = handle.goal_id
