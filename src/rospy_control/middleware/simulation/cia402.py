@@ -48,14 +48,16 @@ What it does, after CiA 301 and CiA 402-2 (the codec is :mod:`..protocols.cia402
 from __future__ import annotations
 
 import struct
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import can
 
 from rospy_control.middleware.protocols import cia402 as co
 from rospy_control.middleware.protocols.cia402 import State
+from rospy_control.middleware.simulation.device import Impedance
+from rospy_control.middleware.simulation.joint import JointModel
 
-__all__ = ["SimulatedCia402Drive", "DEFAULT_RPDOS", "DEFAULT_TPDOS"]
+__all__ = ["SimulatedCia402Drive", "DEFAULT_RPDOS", "DEFAULT_TPDOS", "Cia402Peer", "peer_for_unit", "DEVICE_FAULTS"]
 
 Value = Union[int, bytes]
 Key = Tuple[int, int]
@@ -712,3 +714,142 @@ def _clamp_int(x: float, bits: int) -> int:
     if x != x:
         return 0
     return max(lo, min(hi, int(round(x))))
+
+
+#: the simulated drive's own error conditions (fault switches): (EMCY error code, error register bits)
+#: with the CiA 301 / 402 names of the codes (:data:`..protocols.cia402.EMCY_CODES`)
+DEVICE_FAULTS: Dict[str, Tuple[int, int]] = {
+    "error_flag": (0x1000, 0x01),         # Generic error; the switch's value, if given, is the EMCY code
+    "over_current": (0x2310, 0x02),       # Continuous over current
+    "over_voltage": (0x3210, 0x04),       # DC link over-voltage
+    "under_voltage": (0x3220, 0x04),      # DC link under-voltage
+    "over_temperature": (0x4310, 0x08),   # Excess temperature drive
+    "following_error": (0x8611, 0x20),    # Following error
+}
+
+
+class Cia402Peer:
+    """A :class:`SimulatedCia402Drive` on a :class:`~.joint.JointModel`: the peer shape of
+    :mod:`.peers` (``listen_ids``, ``handle_frame``, ``tick``, ``set_fault`` / ``clear_fault``,
+    ``faults``, ``joint_position``).
+
+    The joint model integrates the motion (the same joint as every protocol's example arm: inertia,
+    damping, friction, end stops); the drive's control law is handed to it as an impedance: CSP a
+    stiff position loop at the drive's :attr:`~SimulatedCia402Drive.POSITION_BANDWIDTH`, CSV a
+    velocity loop, CST the torque, quick stop and fault reaction a brake, all limited by 0x6072.
+
+    Fault switches: ``silent`` (answers nothing), and the drive's own errors of
+    :data:`DEVICE_FAULTS` (``error_flag``: the EMCY code given as the switch's value, 0x1000 without;
+    ``over_temperature``: 0x4310 Excess temperature drive): the drive goes to FAULT with an EMCY of that code; while the switch is on
+    a fault reset leaves it in FAULT, after :meth:`clear_fault` the next one clears it.
+    """
+
+    def __init__(self, drive: SimulatedCia402Drive, joint: JointModel) -> None:
+        self.drive = drive
+        self.joint = joint
+        drive.inertia = joint.inertia
+        drive.damping = joint.damping
+        drive.q = joint.p
+        self._fault: Optional[str] = None
+        n = drive.node_id
+        self._ids = [(co.NMT_ID, False), (co.SYNC_ID, False), (co.SDO_RX_BASE + n, False)] + \
+            [(co.rpdo_cob_id(i, n), False) for i in range(1, 5)]
+
+    @property
+    def name(self) -> str:
+        return self.drive.name
+
+    @property
+    def fault(self) -> Optional[str]:
+        return self._fault
+
+    @property
+    def frames(self) -> int:
+        return self.drive.frames
+
+    @property
+    def latency(self) -> Optional[float]:
+        return self.drive.latency
+
+    @property
+    def faults(self) -> Tuple[str, ...]:
+        return ("silent",) + tuple(DEVICE_FAULTS)
+
+    def listen_ids(self) -> List[Tuple[int, bool]]:
+        return list(self._ids)
+
+    def set_fault(self, fault: str, value: Optional[float] = None) -> None:
+        if fault == "silent":
+            self.drive.fault = "silent"
+        elif fault in DEVICE_FAULTS:
+            code, register = DEVICE_FAULTS[fault]
+            if fault == "error_flag" and value:
+                code = int(value) & 0xFFFF
+            self.drive.inject_fault(code, register, persistent=True, now=self.drive.t)
+        else:
+            raise ValueError(f"CiA 402 drive '{self.name}': unknown fault '{fault}'; known: "
+                             + ", ".join(self.faults))
+        self._fault = fault
+        self.drive.fault_value = value
+
+    def clear_fault(self) -> None:
+        if self._fault == "silent":
+            self.drive.fault = None
+        self.drive.remove_fault()
+        self._fault = None
+
+    def joint_position(self) -> float:
+        return self.joint.p
+
+    def _law(self, p: float, v: float) -> Optional[Impedance]:
+        d = self.drive
+        st, s = d.state, d.scale
+        J = self.joint.inertia
+        tmax = abs(s.permille_to_nm(d._val(0x6072)))
+        if st in (State.QUICK_STOP_ACTIVE, State.FAULT_REACTION_ACTIVE):
+            return Impedance(0.0, 0.0, 0.0, J * d.VELOCITY_BANDWIDTH, 0.0, tmax)
+        if st != State.OPERATION_ENABLED:
+            return None
+        mode = d._val(0x6061)
+        toff = s.permille_to_nm(d._val(0x60B2))
+        if mode == co.CSP:
+            wn = d.POSITION_BANDWIDTH
+            return Impedance(s.counts_to_rad(d._val(0x607A)), s.counts_per_s_to_rad_per_s(d._val(0x60B1)),
+                             J * wn * wn, 2.0 * J * wn, toff, tmax)
+        if mode in (co.CSV, co.PV):
+            offset = d._val(0x60B1) if mode == co.CSV else 0
+            vd = s.counts_per_s_to_rad_per_s(d._val(0x60FF) + offset)
+            return Impedance(0.0, vd, 0.0, J * d.VELOCITY_BANDWIDTH, self.joint.damping * vd + toff, tmax)
+        if mode == co.CST:
+            return Impedance(0.0, 0.0, 0.0, 0.0, s.permille_to_nm(d._val(0x6071)) + toff, tmax)
+        return Impedance(p, 0.0, 0.0, J * d.VELOCITY_BANDWIDTH, 0.0, tmax)   # PP, ... : hold still
+
+    def _advance(self, now: float, dt: float) -> None:
+        j, d = self.joint, self.drive
+        j.advance(now, dt, self._law)
+        d.q, d.v, d.tau = j.p, j.v, j.tau
+        d.t = now        # the drive's own integrator has nothing left to do; its timers run on
+
+    def handle_frame(self, msg: can.Message, now: float, dt: float) -> List[can.Message]:
+        self._advance(now, dt)
+        return self.drive.handle(msg, now, dt)
+
+    def tick(self, now: float, dt: float) -> List[can.Message]:
+        self._advance(now, dt)
+        return self.drive.tick(now)
+
+
+def peer_for_unit(unit: Any) -> Cia402Peer:
+    """The simulated drive of a :class:`~rospy_control.middleware.units.cia402.Cia402Drive` (its node id,
+    encoder, gear, rated torque and heartbeat off until the driver sets 0x1017), on the joint of its
+    ``<simulation>`` element (:func:`.peers.joint_model`)."""
+    from rospy_control.middleware.simulation import peers
+    limit = abs(unit.scale.permille_to_nm(unit.max_torque))
+    joint = peers.joint_model(unit, {"torque_limit": limit})
+    r = getattr(unit, "simulation_reader", None)
+    if r is not None:
+        r.finish()
+    drive = SimulatedCia402Drive(unit.name, unit.node_id, counts_per_rev=int(unit.counts_per_rev),
+                                 gear_ratio=unit.gear_ratio, rated_torque=unit.rated_torque,
+                                 initial_position=joint.p)
+    return Cia402Peer(drive, joint)
