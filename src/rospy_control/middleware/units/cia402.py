@@ -37,6 +37,7 @@ missing).  Which document each part follows:
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 import threading
@@ -125,7 +126,9 @@ class Cia402Drive(ActuatorUnit):
     DEFAULT_MAX_TORQUE = 1000
     DEFAULT_HEARTBEAT = 0.1
     DEFAULT_BOOT_TIMEOUT = 2.0
-    DEFAULT_SDO_TIMEOUT = 0.3
+    DEFAULT_SDO_TIMEOUT = 0.5
+    #: SDO requests sent at most (the first and the repetitions after a timeout)
+    SDO_TRIES = 3
     DEFAULT_TRANSITION_TIMEOUT = 0.5
     DEFAULT_MAX_TEMPERATURE = 90.0
     #: an event-driven RPDO (type 254/255) is sent on change and at least this often (s)
@@ -180,6 +183,11 @@ class Cia402Drive(ActuatorUnit):
         self.net = canopen_net.CanopenNetwork(None, what=f"unit '{name}' (type {self.TYPE_NAME}) at {where}")
         self.node = self.net.add_node(node_id, eds, where=where)
         self.node.sdo.RESPONSE_TIMEOUT = sdo_timeout
+        self.node.sdo.MAX_RETRIES = self.SDO_TRIES
+        for lib in ("canopen.pdo", "canopen.sdo", "canopen.nmt", "canopen.emcy", "canopen.objectdictionary"):
+            lg = logging.getLogger(lib)
+            if lg.level == logging.NOTSET:
+                lg.setLevel(logging.WARNING)   # the library narrates every PDO entry at INFO
         self.node.emcy.add_callback(self._on_emcy)
         self._configure_maps(rpdos or {}, tpdos or {}, who)
         # command (any thread -> channel thread)
@@ -190,6 +198,9 @@ class Cia402Drive(ActuatorUnit):
         self._worker: Optional[threading.Thread] = None
         self._result: Optional[Tuple[bool, str]] = None
         self._phase = _IDLE
+        #: the drive booted again since it was configured: the next reset configures it from scratch
+        self._rebooted = False
+        self._doing = "the start-up"
         self._bus: Optional[can.BusABC] = None
         self._group: Optional[List[Cia402Drive]] = None
         self._sync_msg = can.Message(arbitration_id=co.SYNC_ID, is_extended_id=False, data=b"")
@@ -620,6 +631,8 @@ class Cia402Drive(ActuatorUnit):
         if arb_id == co.HEARTBEAT_BASE + n and len(data) >= 1:
             self._last_hb = now
             self._hb_silence = 0.0
+            if data[0] == co.NMT_BOOTUP and self._phase != _CONFIGURING:
+                self._rebooted = True
             if data[0] == co.NMT_BOOTUP and self._phase == _RUNNING:
                 self.report_error(f"CANopen node {n} rebooted (boot-up message 0x{0x700 + n:03X}: 00)",
                                   f"CANopen node {n} rebooted")
@@ -639,12 +652,12 @@ class Cia402Drive(ActuatorUnit):
                 self.bad_frames += 1
                 return 0
         self._decode_state(now)
+        # every TPDO shows the drive alive, also one that came after its cycle's reply window (a
+        # late simulator or host): it ends the miss streak; only the awaited ones count for the cycle
+        self.got_reply(now)
         if arb_id in self._sync_tpdos and self._awaiting:
             self._awaiting -= 1
-            self.got_reply(now)
             return 1
-        if self._phase != _RUNNING or not self._sync_tpdos:
-            self.got_reply(now)
         return 0
 
     def _decode_state(self, now: float) -> None:
@@ -735,13 +748,23 @@ class Cia402Drive(ActuatorUnit):
         if self._worker is not None and self._worker.is_alive():
             self._probe_error = "reset failed: the previous start-up or reset of the drive is still running"
             return
-        self._start_worker(first=False)
+        if self.heartbeat > 0 and self._hb_silence > self.heartbeat_timeout:
+            # silence counted over on-time cycles only: a late host is not a dead drive
+            self._probe_error = (f"reset failed: CANopen node {self.node_id} sends no heartbeat (none for "
+                                 f"{1000.0 * self._hb_silence:.0f} ms)")
+            return
+        rebooted, self._rebooted = self._rebooted, False
+        self._start_worker(first=rebooted)
 
     def on_probe_failed(self) -> None:
         self._exit_sent = False
         self._phase = _IDLE
 
     def on_recovered(self, now: float) -> None:
+        # the caller's last command is stale (a trajectory that was aborted): hold the measured
+        # position, where the drive was enabled, until the caller commands again
+        self._cmd_buf.write_from_rt(_Cmd(ControlMode.POSITION, self.direction * self._pos + self.zero_offset))
+        self._mode = ControlMode.NONE
         self._exit_sent = False
         self._hb_silence = 0.0
         self._wd_seen = self._cmd_buf.sequence()
@@ -790,8 +813,19 @@ class Cia402Drive(ActuatorUnit):
         if isinstance(code, int) and code > 0xFFFF:
             text = f"SDO aborted with 0x{code:08X} {co.sdo_abort_text(code)} ({err})"
         if "timeout" in type(err).__name__.lower() or "No SDO response" in str(err):
-            text = f"CANopen node {self.node_id} does not answer SDO requests ({err})"
+            text = (f"CANopen node {self.node_id} does not answer SDO requests (no response to "
+                    f"{self._doing} within {self.SDO_TRIES} x {self.sdo_timeout:g} s)")
+        elif code is not None:
+            text += f" in {self._doing}"
         return f"CANopen node {self.node_id}: {text}" if not text.startswith("CANopen node") else text
+
+    def _w(self, sdo: Any, index: int, value: int, sub: Optional[int] = None) -> None:
+        self._doing = f"the SDO write of 0x{index:04X}:{sub or 0:02X} = {value}"
+        (sdo[index] if sub is None else sdo[index][sub]).raw = value
+
+    def _r(self, sdo: Any, index: int, sub: Optional[int] = None) -> int:
+        self._doing = f"the SDO read of 0x{index:04X}:{sub or 0:02X}"
+        return int((sdo[index] if sub is None else sdo[index][sub]).raw)
 
     def _bring_up(self, first: bool, cmd: _Cmd) -> None:
         net, node, n = self.net, self.node, self.node_id
@@ -801,24 +835,24 @@ class Cia402Drive(ActuatorUnit):
         else:
             node.nmt.send_command(co.NMT_PRE_OPERATIONAL)
         if self.heartbeat > 0:
-            sdo[co.HEARTBEAT_PRODUCER].raw = int(round(self.heartbeat * 1000.0))
+            self._w(sdo, co.HEARTBEAT_PRODUCER, int(round(self.heartbeat * 1000.0)))
         self._interpolation_period(sdo)
         if 0x6072 in node.object_dictionary:
-            sdo[0x6072].raw = self.max_torque
+            self._w(sdo, 0x6072, self.max_torque)
         for m in list(node.rpdo.map.values()) + list(node.tpdo.map.values()):
             if m.cob_id:
                 m.save()
         # safe targets before the drive is enabled: the measured position, zero velocity and torque
-        actual = sdo[co.POSITION_ACTUAL].raw
+        actual = self._r(sdo, co.POSITION_ACTUAL)
         self._vals[(co.POSITION_ACTUAL, 0)] = actual
         for index, value in ((co.TARGET_POSITION, actual), (co.TARGET_VELOCITY, 0), (co.TARGET_TORQUE, 0),
                              (co.VELOCITY_OFFSET, 0), (co.TORQUE_OFFSET, 0)):
             if index in node.object_dictionary:
-                sdo[index].raw = value
+                self._w(sdo, index, value)
         mode = _CIA_MODE[cmd.mode]
         if cmd.mode == ControlMode.POSITION:
             mode = co.CSP
-        sdo[co.MODES_OF_OPERATION].raw = mode
+        self._w(sdo, co.MODES_OF_OPERATION, mode)
         node.nmt.send_command(co.NMT_START)
         self._to_operation_enabled(sdo)
 
@@ -832,17 +866,19 @@ class Cia402Drive(ActuatorUnit):
             index -= 1
             value = period / 10.0 ** index
         try:
-            sdo[0x60C2][1].raw = int(round(value))
-            sdo[0x60C2][2].raw = index
-        except Exception:  # noqa: BLE001 - a drive with a fixed period: it must agree
-            v, i = sdo[0x60C2][1].raw, sdo[0x60C2][2].raw
+            self._w(sdo, 0x60C2, int(round(value)), 1)
+            self._w(sdo, 0x60C2, index, 2)
+        except Exception as err:  # noqa: BLE001 - a drive with a fixed period: it must agree
+            if getattr(err, "code", None) is None:
+                raise          # no answer at all: not a refusal
+            v, i = self._r(sdo, 0x60C2, 1), self._r(sdo, 0x60C2, 2)
             try:
                 co.check_sync_period(period, v, i, self.node_id)
             except ValueError as err:
                 raise _Failed(f"{err}: set the channel's rate to match, or a period the drive accepts") from None
 
     def _statusword(self, sdo: Any) -> Tuple[int, str]:
-        sw = sdo[co.STATUSWORD].raw
+        sw = self._r(sdo, co.STATUSWORD)
         return sw, co.decode_statusword(sw)
 
     def _to_operation_enabled(self, sdo: Any) -> None:
@@ -850,7 +886,7 @@ class Cia402Drive(ActuatorUnit):
         sw, state = self._statusword(sdo)
         path = co.path_to_operation_enabled(state)
         for cw, expected in path:
-            sdo[co.CONTROLWORD].raw = cw
+            self._w(sdo, co.CONTROLWORD, cw)
             deadline = time.monotonic() + self.transition_timeout
             while True:
                 sw, state = self._statusword(sdo)
