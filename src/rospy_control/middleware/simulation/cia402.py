@@ -139,6 +139,7 @@ class SimulatedCia402Drive:
         self.state = State.NOT_READY_TO_SWITCH_ON
         self.od: Dict[Key, _Entry] = {}
         self._build_od()
+        self._tpdo_cache: Optional[List[Tuple[int, int, int, int, List[Tuple[Key, int]]]]] = None
         self._outbox: List[can.Message] = []
         self._sdo: Optional[dict] = None
         self._pending_rpdos: Dict[int, bytes] = {}
@@ -443,6 +444,8 @@ class SimulatedCia402Drive:
                 return co.ABORT_VALUE   # the COB-ID of a valid PDO cannot change (CiA 301 7.5.2.35)
         previous = e.value
         e.value = value
+        if 0x1800 <= index <= 0x1AFF:
+            self._tpdo_cache = None
         if index == 0x6040:
             assert isinstance(previous, int)
             self._controlword(value, previous)
@@ -499,6 +502,7 @@ class SimulatedCia402Drive:
             self.syncs += 1
             if self.nmt_state == co.NMT_OPERATIONAL:
                 self._on_sync()
+            return self._drain()   # a SYNC changes no event-driven TPDO's values (tick sends timed ones)
         elif aid == co.SDO_RX_BASE + self.node_id:
             self.frames += 1
             self._on_sdo(data)
@@ -539,6 +543,7 @@ class SimulatedCia402Drive:
             for (index, _sub), e in self.od.items():
                 if cmd == co.NMT_RESET_NODE or 0x1000 <= index <= 0x1FFF:
                     e.value = e.default
+            self._tpdo_cache = None
             if cmd == co.NMT_RESET_NODE:
                 self.state = State.NOT_READY_TO_SWITCH_ON
                 self._fault_persistent = False
@@ -666,24 +671,30 @@ class SimulatedCia402Drive:
             self._write((index, sub), data[pos:pos + n])
             pos += n
 
+    def _tpdo_conf(self) -> List[Tuple[int, int, int, int, List[Tuple[Key, int]]]]:
+        """``(i, cob_id, type, event timer ms, [(object, bytes)])`` of every TPDO, cached until a
+        communication or mapping object is written (the SYNC path runs a thousand times a second)."""
+        c = self._tpdo_cache
+        if c is None:
+            c = self._tpdo_cache = [
+                (i, self._val(0x1800 + i, 1), self._val(0x1800 + i, 2), self._val(0x1800 + i, 5),
+                 [((index, sub), bits // 8) for index, sub, bits in self._mapping(0x1A00 + i)])
+                for i in range(4)]
+        return c
+
     def _tpdo_payload(self, i: int) -> bytes:
-        out = b""
-        for index, sub, bits in self._mapping(0x1A00 + i):
-            out += self._encode((index, sub))[:bits // 8]
-        return out
+        return b"".join(self._encode(key)[:n] for key, n in self._tpdo_conf()[i][4])
 
     def _send_tpdo(self, i: int, payload: bytes) -> None:
         self._tpdo_last[i] = payload
-        self._send(co.Frame(self._val(0x1800 + i, 1) & 0x7FF, payload))
+        self._send(co.Frame(self._tpdo_conf()[i][1] & 0x7FF, payload))
 
     def _on_sync(self) -> None:
         for i in sorted(self._pending_rpdos):
             self._apply_rpdo(i, self._pending_rpdos[i])
         self._pending_rpdos.clear()
         self._refresh_actuals()
-        for i in range(4):
-            cob = self._val(0x1800 + i, 1)
-            ttype = self._val(0x1800 + i, 2)
+        for i, cob, ttype, _timer, _m in self._tpdo_conf():
             if cob & co.PDO_INVALID or not 1 <= ttype <= 240:
                 continue
             n = self._sync_count.get(i, 0) + 1
@@ -696,12 +707,11 @@ class SimulatedCia402Drive:
         if self.nmt_state != co.NMT_OPERATIONAL:
             return
         self._refresh_actuals()
-        for i in range(4):
-            cob = self._val(0x1800 + i, 1)
-            if cob & co.PDO_INVALID or self._val(0x1800 + i, 2) < 254:
+        for i, cob, ttype, timer_ms, _m in self._tpdo_conf():
+            if cob & co.PDO_INVALID or ttype < 254:
                 continue
             payload = self._tpdo_payload(i)
-            timer = self._val(0x1800 + i, 5) / 1000.0
+            timer = timer_ms / 1000.0
             due = timer and now >= self._tpdo_timer.get(i, 0.0)
             if payload != self._tpdo_last.get(i) or due:
                 self._send_tpdo(i, payload)
@@ -751,6 +761,7 @@ class Cia402Peer:
         drive.damping = joint.damping
         drive.q = joint.p
         self._fault: Optional[str] = None
+        self._next_tick = 0.0
         n = drive.node_id
         self._ids = [(co.NMT_ID, False), (co.SYNC_ID, False), (co.SDO_RX_BASE + n, False)] + \
             [(co.rpdo_cob_id(i, n), False) for i in range(1, 5)]
@@ -834,7 +845,13 @@ class Cia402Peer:
         self._advance(now, dt)
         return self.drive.handle(msg, now, dt)
 
+    #: the drive's own frames (heartbeat, event timers, state changes in time) are looked at this often (s)
+    TICK_PERIOD = 0.002
+
     def tick(self, now: float, dt: float) -> List[can.Message]:
+        if now < self._next_tick and self.drive.booted:
+            return []
+        self._next_tick = now + self.TICK_PERIOD
         self._advance(now, dt)
         return self.drive.tick(now)
 
