@@ -512,6 +512,8 @@ class SimulatedCia402Drive:
                 if not cob & co.PDO_INVALID and (cob & 0x7FF) == aid:
                     self.frames += 1
                     self._on_rpdo(i, data)
+                    if self._val(0x1400 + i, 2) <= 240:
+                        return self._drain()   # applied at the next SYNC: nothing changed yet
                     break
         self._event_tpdos(now)
         return self._drain()
