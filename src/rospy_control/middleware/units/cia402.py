@@ -746,8 +746,7 @@ class Cia402Drive(ActuatorUnit):
 
     def on_probe_start(self, now: float) -> None:
         if self._worker is not None and self._worker.is_alive():
-            self._probe_error = "reset failed: the previous start-up or reset of the drive is still running"
-            return
+            return   # a start-up or reset still runs: this probe takes its outcome
         if self.heartbeat > 0 and self._hb_silence > self.heartbeat_timeout:
             # silence counted over on-time cycles only: a late host is not a dead drive
             self._probe_error = (f"reset failed: CANopen node {self.node_id} sends no heartbeat (none for "
@@ -831,17 +830,18 @@ class Cia402Drive(ActuatorUnit):
         net, node, n = self.net, self.node, self.node_id
         sdo = node.sdo
         if first:
+            # NMT reset, boot-up, then the whole configuration in PRE-OPERATIONAL; a reset of a drive
+            # that did not reboot keeps it and only re-enables (a few SDOs, well within ~reset_faults)
             net.reset_and_wait_for_bootup(n, self.boot_timeout)
-        else:
-            node.nmt.send_command(co.NMT_PRE_OPERATIONAL)
-        if self.heartbeat > 0:
-            self._w(sdo, co.HEARTBEAT_PRODUCER, int(round(self.heartbeat * 1000.0)))
-        self._interpolation_period(sdo)
-        if 0x6072 in node.object_dictionary:
-            self._w(sdo, 0x6072, self.max_torque)
-        for m in list(node.rpdo.map.values()) + list(node.tpdo.map.values()):
-            if m.cob_id:
-                m.save()
+            if self.heartbeat > 0:
+                self._w(sdo, co.HEARTBEAT_PRODUCER, int(round(self.heartbeat * 1000.0)))
+            self._interpolation_period(sdo)
+            if 0x6072 in node.object_dictionary:
+                self._w(sdo, 0x6072, self.max_torque)
+            for m in list(node.rpdo.map.values()) + list(node.tpdo.map.values()):
+                if m.cob_id:
+                    self._doing = f"the PDO mapping of {m.name}"
+                    m.save()
         # safe targets before the drive is enabled: the measured position, zero velocity and torque
         actual = self._r(sdo, co.POSITION_ACTUAL)
         self._vals[(co.POSITION_ACTUAL, 0)] = actual
