@@ -46,7 +46,7 @@ from typing import Any, Dict, List, NamedTuple, Optional, Tuple
 
 import can
 
-from rospy_control.exceptions import ConfigError
+from rospy_control.exceptions import CommunicationTimeout, ConfigError
 from rospy_control.log import get_logger
 from rospy_control.middleware.config import (
     AttributeReader, UnitInfo, non_negative, positive, to_float, to_int, to_str,
@@ -807,6 +807,8 @@ class Cia402Drive(ActuatorUnit):
             self._result = result
 
     def _describe(self, err: BaseException) -> str:
+        if isinstance(err, CommunicationTimeout):
+            return str(err)      # no boot-up: canopen_net's message names the node and what to check
         text = f"{type(err).__name__}: {err}"
         code = getattr(err, "code", None)
         if isinstance(code, int) and code > 0xFFFF:
