@@ -251,7 +251,8 @@ def test_pdo_mapping_from_the_xml_is_written_to_the_drive():
 ])
 def test_bad_attributes_are_clear_config_errors(attrs, children, words):
     xml = ('<hardware name="t"><channel name="bus" interface="socketcan" channel="can9"/>'
-           f'<unit name="bad" type="rospy_control/Cia402Drive" channel="bus" {attrs}>{children}</unit></hardware>')
+           f'<unit name="bad" type="rospy_control/Cia402Drive" channel="bus" {attrs}>{children}</unit>'
+           '</hardware>')
     with pytest.raises(ConfigError) as e:
         Middleware.from_xml(xml, simulate=True)
     for w in words:

@@ -57,7 +57,8 @@ from rospy_control.middleware.protocols.cia402 import State
 from rospy_control.middleware.simulation.device import Impedance
 from rospy_control.middleware.simulation.joint import JointModel
 
-__all__ = ["SimulatedCia402Drive", "DEFAULT_RPDOS", "DEFAULT_TPDOS", "Cia402Peer", "peer_for_unit", "DEVICE_FAULTS"]
+__all__ = ["SimulatedCia402Drive", "DEFAULT_RPDOS", "DEFAULT_TPDOS", "Cia402Peer", "peer_for_unit",
+           "DEVICE_FAULTS"]
 
 Value = Union[int, bytes]
 Key = Tuple[int, int]
@@ -752,7 +753,8 @@ class Cia402Peer:
 
     Fault switches: ``silent`` (answers nothing), and the drive's own errors of
     :data:`DEVICE_FAULTS` (``error_flag``: the EMCY code given as the switch's value, 0x1000 without;
-    ``over_temperature``: 0x4310 Excess temperature drive): the drive goes to FAULT with an EMCY of that code; while the switch is on
+    ``over_temperature``: 0x4310 Excess temperature drive): the drive goes to FAULT with an EMCY of
+    that code; while the switch is on
     a fault reset leaves it in FAULT, after :meth:`clear_fault` the next one clears it.
     """
 

@@ -49,7 +49,7 @@ import can
 from rospy_control.exceptions import CommunicationTimeout, ConfigError
 from rospy_control.log import get_logger
 from rospy_control.middleware.config import (
-    AttributeReader, UnitInfo, non_negative, positive, to_float, to_int, to_str,
+    AttributeReader, UnitInfo, positive, to_float, to_int, to_str,
 )
 from rospy_control.middleware.protocols import cia402 as co
 from rospy_control.middleware.protocols.cia402 import State
@@ -236,7 +236,8 @@ class Cia402Drive(ActuatorUnit):
         for maps, given, kind in ((node.rpdo.map, rpdos, "rpdo"), (node.tpdo.map, tpdos, "tpdo")):
             for n, (entries, trans) in given.items():
                 if n not in maps:
-                    raise ConfigError(f"{who}: <{kind} number=\"{n}\">: the object dictionary '{self.eds}' has "
+                    raise ConfigError(f"{who}: <{kind} number=\"{n}\">: the object dictionary "
+                                      f"'{self.eds}' has "
                                       f"no {kind.upper()}{n}")
                 m = maps[n]
                 m.clear()
@@ -258,13 +259,16 @@ class Cia402Drive(ActuatorUnit):
         for key, what in (((co.STATUSWORD, 0), "the statusword 0x6041"),
                           ((co.POSITION_ACTUAL, 0), "the position actual value 0x6064")):
             if key not in mapped_t:
-                raise ConfigError(f"{who}: no TPDO maps {what}: map it (<tpdo map=...>) or use an EDS that does")
+                raise ConfigError(f"{who}: no TPDO maps {what}: map it (<tpdo map=...>) or use an EDS "
+                                  "that does")
         for key, what in (((co.CONTROLWORD, 0), "the controlword 0x6040"),
                           ((co.MODES_OF_OPERATION, 0), "the modes of operation 0x6060")):
             if key not in mapped_r:
-                raise ConfigError(f"{who}: no RPDO maps {what}: map it (<rpdo map=...>) or use an EDS that does")
+                raise ConfigError(f"{who}: no RPDO maps {what}: map it (<rpdo map=...>) or use an EDS "
+                                  "that does")
         modes = {ControlMode.NONE} if (co.TARGET_TORQUE, 0) in mapped_r else set()
-        for mode, obj in ((ControlMode.POSITION, co.TARGET_POSITION), (ControlMode.VELOCITY, co.TARGET_VELOCITY),
+        for mode, obj in ((ControlMode.POSITION, co.TARGET_POSITION),
+                          (ControlMode.VELOCITY, co.TARGET_VELOCITY),
                           (ControlMode.EFFORT, co.TARGET_TORQUE)):
             if (obj, 0) in mapped_r:
                 modes.add(mode)
@@ -295,7 +299,8 @@ class Cia402Drive(ActuatorUnit):
         elif not os.path.isabs(eds):
             eds = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(el.source)), eds))
         kw: Dict[str, Any] = dict(
-            node_id=r.get("node_id", to_int, check=lambda v: 1 <= v <= 127, expected="a CANopen node id 1..127"),
+            node_id=r.get("node_id", to_int, check=lambda v: 1 <= v <= 127,
+                          expected="a CANopen node id 1..127"),
             eds=eds,
             counts_per_rev=r.get("counts_per_rev", to_float, cls.DEFAULT_COUNTS_PER_REV, check=positive,
                                  expected="a positive number of encoder increments per motor revolution"),
@@ -383,7 +388,8 @@ class Cia402Drive(ActuatorUnit):
         if mode == ControlMode.POSITION:
             cmd = _Cmd(mode, d * value + self.zero_offset)
         elif mode == ControlMode.VELOCITY:
-            cmd = _Cmd(mode, velocity=d * value, effort=d * effort if self.CAPABILITIES.velocity_effort_ff else 0.0)
+            ff = d * effort if self.CAPABILITIES.velocity_effort_ff else 0.0
+            cmd = _Cmd(mode, velocity=d * value, effort=ff)
         elif mode == ControlMode.EFFORT:
             cmd = _Cmd(mode, effort=d * value)
         else:
@@ -515,7 +521,8 @@ class Cia402Drive(ActuatorUnit):
             try:
                 self._bus.send(msg, 0.001)  # type: ignore[union-attr]
             except (can.CanError, OSError) as err:
-                logger.warning("drive '%s': could not send RPDO 0x%03X: %s", self.name, msg.arbitration_id, err)
+                logger.warning("drive '%s': could not send RPDO 0x%03X: %s", self.name, msg.arbitration_id,
+                               err)
         if last is not None and self._phase == _RUNNING and not self._fault:
             self._awaiting = len(self._sync_tpdos)
             self._sent_at = now
@@ -539,7 +546,8 @@ class Cia402Drive(ActuatorUnit):
             data = bytes(m.data)
             if m.trans_type is not None and m.trans_type >= 254:
                 prev = self._event_sent.get(m.cob_id)
-                if not quick_stop and prev is not None and prev[0] == data and now - prev[1] < self.EVENT_REFRESH:
+                if not quick_stop and prev is not None and prev[0] == data \
+                        and now - prev[1] < self.EVENT_REFRESH:
                     continue
                 self._event_sent[m.cob_id] = (data, now)
             elif quick_stop:
@@ -566,7 +574,8 @@ class Cia402Drive(ActuatorUnit):
             self._wd_hold = hold
             self._wd_active = True
             self.watchdog_trips += 1
-            self.emit("watchdog_hold", f"no new command for {1000.0 * (now - self._wd_since):.0f} ms: holding "
+            stale = 1000.0 * (now - self._wd_since)
+            self.emit("watchdog_hold", f"no new command for {stale:.0f} ms: holding "
                                        f"position {self.direction * (hold.position - self.zero_offset):.4f}")
             return self._cap(hold)
         return self._cap(cmd)
@@ -625,7 +634,8 @@ class Cia402Drive(ActuatorUnit):
             self.net.network.notify(arb_id, bytes(data), now)
         except Exception as err:  # noqa: BLE001 - a library callback must not end the channel thread
             self.bad_frames += 1
-            logger.error("drive '%s': canopen failed on 0x%03X: %s: %s", self.name, arb_id, type(err).__name__, err)
+            logger.error("drive '%s': canopen failed on 0x%03X: %s: %s", self.name, arb_id,
+                         type(err).__name__, err)
             return 0
         n = self.node_id
         if arb_id == co.HEARTBEAT_BASE + n and len(data) >= 1:
@@ -718,7 +728,8 @@ class Cia402Drive(ActuatorUnit):
         self._last_end = now
         if (self.heartbeat > 0 and self._phase == _RUNNING and not self._fault
                 and self._hb_silence > self.heartbeat_timeout):
-            self.set_fault(f"CANopen node {self.node_id}: no heartbeat for {1000.0 * self._hb_silence:.0f} ms "
+            silence = 1000.0 * self._hb_silence
+            self.set_fault(f"CANopen node {self.node_id}: no heartbeat for {silence:.0f} ms "
                            f"(heartbeat_timeout {1000.0 * self.heartbeat_timeout:.0f} ms)")
         fault = self._fault
         self._state = MotorState(
@@ -877,7 +888,8 @@ class Cia402Drive(ActuatorUnit):
             try:
                 co.check_sync_period(period, v, i, self.node_id)
             except ValueError as err:
-                raise _Failed(f"{err}: set the channel's rate to match, or a period the drive accepts") from None
+                raise _Failed(f"{err}: set the channel's rate to match, or a period the drive "
+                              "accepts") from None
 
     def _statusword(self, sdo: Any) -> Tuple[int, str]:
         sw = self._r(sdo, co.STATUSWORD)
