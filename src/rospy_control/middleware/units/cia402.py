@@ -831,13 +831,35 @@ class Cia402Drive(ActuatorUnit):
             text += f" in {self._doing}"
         return f"CANopen node {self.node_id}: {text}" if not text.startswith("CANopen node") else text
 
+    def _sdo(self, sdo: Any, fn: Any) -> Any:
+        """Run one SDO transfer; a response that belongs to an earlier, repeated request (it came
+        after its timeout: a late host or simulator) is dropped and the transfer done again."""
+        for attempt in range(3):
+            try:
+                return fn()
+            except Exception as err:  # noqa: BLE001 - canopen's SdoCommunicationError, by its text
+                if "Unexpected response" not in str(err) or attempt == 2:
+                    raise
+                time.sleep(0.05)
+                while not sdo.responses.empty():
+                    try:
+                        sdo.responses.get_nowait()
+                    except Exception:  # noqa: BLE001 - emptied meanwhile
+                        break
+        return None
+
     def _w(self, sdo: Any, index: int, value: int, sub: Optional[int] = None) -> None:
         self._doing = f"the SDO write of 0x{index:04X}:{sub or 0:02X} = {value}"
-        (sdo[index] if sub is None else sdo[index][sub]).raw = value
+        var = sdo[index] if sub is None else sdo[index][sub]
+
+        def write() -> None:
+            var.raw = value
+        self._sdo(sdo, write)
 
     def _r(self, sdo: Any, index: int, sub: Optional[int] = None) -> int:
         self._doing = f"the SDO read of 0x{index:04X}:{sub or 0:02X}"
-        return int((sdo[index] if sub is None else sdo[index][sub]).raw)
+        var = sdo[index] if sub is None else sdo[index][sub]
+        return int(self._sdo(sdo, lambda: var.raw))
 
     def _bring_up(self, first: bool, cmd: _Cmd) -> None:
         net, node, n = self.net, self.node, self.node_id
