@@ -126,9 +126,9 @@ class Cia402Drive(ActuatorUnit):
     DEFAULT_MAX_TORQUE = 1000
     DEFAULT_HEARTBEAT = 0.1
     DEFAULT_BOOT_TIMEOUT = 2.0
-    DEFAULT_SDO_TIMEOUT = 0.5
+    DEFAULT_SDO_TIMEOUT = 1.0
     #: SDO requests sent at most (the first and the repetitions after a timeout)
-    SDO_TRIES = 3
+    SDO_TRIES = 2
     DEFAULT_TRANSITION_TIMEOUT = 0.5
     DEFAULT_MAX_TEMPERATURE = 90.0
     #: an event-driven RPDO (type 254/255) is sent on change and at least this often (s)
@@ -834,13 +834,13 @@ class Cia402Drive(ActuatorUnit):
     def _sdo(self, sdo: Any, fn: Any) -> Any:
         """Run one SDO transfer; a response that belongs to an earlier, repeated request (it came
         after its timeout: a late host or simulator) is dropped and the transfer done again."""
-        for attempt in range(3):
+        for attempt in range(5):
             try:
                 return fn()
             except Exception as err:  # noqa: BLE001 - canopen's SdoCommunicationError, by its text
-                if "Unexpected response" not in str(err) or attempt == 2:
+                if "Unexpected response" not in str(err) or attempt == 4:
                     raise
-                time.sleep(0.05)
+                time.sleep(0.2)   # let the late responses come, then drop them
                 while not sdo.responses.empty():
                     try:
                         sdo.responses.get_nowait()
