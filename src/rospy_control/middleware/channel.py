@@ -360,6 +360,11 @@ class CanChannel:
         """Activate the units and anchor the schedule (start of the thread; tests call it directly)."""
         now = self._clock()
         for u in self.units:
+            # a unit whose protocol library sends on the bus itself (CiA 402 through canopen) gets it
+            bind = getattr(u, "bind_bus", None)
+            if bind is not None and self._bus is not None:
+                bind(self._bus)
+        for u in self.units:
             u.activate(now, enable, self.fault_timeout, self.period, self.command_timeout)
         self._next_t = now
 

@@ -48,14 +48,17 @@ What it does, after CiA 301 and CiA 402-2 (the codec is :mod:`..protocols.cia402
 from __future__ import annotations
 
 import struct
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import can
 
 from rospy_control.middleware.protocols import cia402 as co
 from rospy_control.middleware.protocols.cia402 import State
+from rospy_control.middleware.simulation.device import Impedance
+from rospy_control.middleware.simulation.joint import JointModel
 
-__all__ = ["SimulatedCia402Drive", "DEFAULT_RPDOS", "DEFAULT_TPDOS"]
+__all__ = ["SimulatedCia402Drive", "DEFAULT_RPDOS", "DEFAULT_TPDOS", "Cia402Peer", "peer_for_unit",
+           "DEVICE_FAULTS"]
 
 Value = Union[int, bytes]
 Key = Tuple[int, int]
@@ -137,6 +140,7 @@ class SimulatedCia402Drive:
         self.state = State.NOT_READY_TO_SWITCH_ON
         self.od: Dict[Key, _Entry] = {}
         self._build_od()
+        self._tpdo_cache: Optional[List[Tuple[int, int, int, int, List[Tuple[Key, int]]]]] = None
         self._outbox: List[can.Message] = []
         self._sdo: Optional[dict] = None
         self._pending_rpdos: Dict[int, bytes] = {}
@@ -441,6 +445,8 @@ class SimulatedCia402Drive:
                 return co.ABORT_VALUE   # the COB-ID of a valid PDO cannot change (CiA 301 7.5.2.35)
         previous = e.value
         e.value = value
+        if 0x1800 <= index <= 0x1AFF:
+            self._tpdo_cache = None
         if index == 0x6040:
             assert isinstance(previous, int)
             self._controlword(value, previous)
@@ -497,6 +503,7 @@ class SimulatedCia402Drive:
             self.syncs += 1
             if self.nmt_state == co.NMT_OPERATIONAL:
                 self._on_sync()
+            return self._drain()   # a SYNC changes no event-driven TPDO's values (tick sends timed ones)
         elif aid == co.SDO_RX_BASE + self.node_id:
             self.frames += 1
             self._on_sdo(data)
@@ -506,6 +513,8 @@ class SimulatedCia402Drive:
                 if not cob & co.PDO_INVALID and (cob & 0x7FF) == aid:
                     self.frames += 1
                     self._on_rpdo(i, data)
+                    if self._val(0x1400 + i, 2) <= 240:
+                        return self._drain()   # applied at the next SYNC: nothing changed yet
                     break
         self._event_tpdos(now)
         return self._drain()
@@ -537,6 +546,7 @@ class SimulatedCia402Drive:
             for (index, _sub), e in self.od.items():
                 if cmd == co.NMT_RESET_NODE or 0x1000 <= index <= 0x1FFF:
                     e.value = e.default
+            self._tpdo_cache = None
             if cmd == co.NMT_RESET_NODE:
                 self.state = State.NOT_READY_TO_SWITCH_ON
                 self._fault_persistent = False
@@ -664,24 +674,30 @@ class SimulatedCia402Drive:
             self._write((index, sub), data[pos:pos + n])
             pos += n
 
+    def _tpdo_conf(self) -> List[Tuple[int, int, int, int, List[Tuple[Key, int]]]]:
+        """``(i, cob_id, type, event timer ms, [(object, bytes)])`` of every TPDO, cached until a
+        communication or mapping object is written (the SYNC path runs a thousand times a second)."""
+        c = self._tpdo_cache
+        if c is None:
+            c = self._tpdo_cache = [
+                (i, self._val(0x1800 + i, 1), self._val(0x1800 + i, 2), self._val(0x1800 + i, 5),
+                 [((index, sub), bits // 8) for index, sub, bits in self._mapping(0x1A00 + i)])
+                for i in range(4)]
+        return c
+
     def _tpdo_payload(self, i: int) -> bytes:
-        out = b""
-        for index, sub, bits in self._mapping(0x1A00 + i):
-            out += self._encode((index, sub))[:bits // 8]
-        return out
+        return b"".join(self._encode(key)[:n] for key, n in self._tpdo_conf()[i][4])
 
     def _send_tpdo(self, i: int, payload: bytes) -> None:
         self._tpdo_last[i] = payload
-        self._send(co.Frame(self._val(0x1800 + i, 1) & 0x7FF, payload))
+        self._send(co.Frame(self._tpdo_conf()[i][1] & 0x7FF, payload))
 
     def _on_sync(self) -> None:
         for i in sorted(self._pending_rpdos):
             self._apply_rpdo(i, self._pending_rpdos[i])
         self._pending_rpdos.clear()
         self._refresh_actuals()
-        for i in range(4):
-            cob = self._val(0x1800 + i, 1)
-            ttype = self._val(0x1800 + i, 2)
+        for i, cob, ttype, _timer, _m in self._tpdo_conf():
             if cob & co.PDO_INVALID or not 1 <= ttype <= 240:
                 continue
             n = self._sync_count.get(i, 0) + 1
@@ -694,12 +710,11 @@ class SimulatedCia402Drive:
         if self.nmt_state != co.NMT_OPERATIONAL:
             return
         self._refresh_actuals()
-        for i in range(4):
-            cob = self._val(0x1800 + i, 1)
-            if cob & co.PDO_INVALID or self._val(0x1800 + i, 2) < 254:
+        for i, cob, ttype, timer_ms, _m in self._tpdo_conf():
+            if cob & co.PDO_INVALID or ttype < 254:
                 continue
             payload = self._tpdo_payload(i)
-            timer = self._val(0x1800 + i, 5) / 1000.0
+            timer = timer_ms / 1000.0
             due = timer and now >= self._tpdo_timer.get(i, 0.0)
             if payload != self._tpdo_last.get(i) or due:
                 self._send_tpdo(i, payload)
@@ -712,3 +727,150 @@ def _clamp_int(x: float, bits: int) -> int:
     if x != x:
         return 0
     return max(lo, min(hi, int(round(x))))
+
+
+#: the simulated drive's own error conditions (fault switches): (EMCY error code, error register bits)
+#: with the CiA 301 / 402 names of the codes (:data:`..protocols.cia402.EMCY_CODES`)
+DEVICE_FAULTS: Dict[str, Tuple[int, int]] = {
+    "error_flag": (0x1000, 0x01),         # Generic error; the switch's value, if given, is the EMCY code
+    "over_current": (0x2310, 0x02),       # Continuous over current
+    "over_voltage": (0x3210, 0x04),       # DC link over-voltage
+    "under_voltage": (0x3220, 0x04),      # DC link under-voltage
+    "over_temperature": (0x4310, 0x08),   # Excess temperature drive
+    "following_error": (0x8611, 0x20),    # Following error
+}
+
+
+class Cia402Peer:
+    """A :class:`SimulatedCia402Drive` on a :class:`~.joint.JointModel`: the peer shape of
+    :mod:`.peers` (``listen_ids``, ``handle_frame``, ``tick``, ``set_fault`` / ``clear_fault``,
+    ``faults``, ``joint_position``).
+
+    The joint model integrates the motion (the same joint as every protocol's example arm: inertia,
+    damping, friction, end stops); the drive's control law is handed to it as an impedance: CSP a
+    stiff position loop at the drive's :attr:`~SimulatedCia402Drive.POSITION_BANDWIDTH`, CSV a
+    velocity loop, CST the torque, quick stop and fault reaction a brake, all limited by 0x6072.
+
+    Fault switches: ``silent`` (answers nothing), and the drive's own errors of
+    :data:`DEVICE_FAULTS` (``error_flag``: the EMCY code given as the switch's value, 0x1000 without;
+    ``over_temperature``: 0x4310 Excess temperature drive): the drive goes to FAULT with an EMCY of
+    that code; while the switch is on
+    a fault reset leaves it in FAULT, after :meth:`clear_fault` the next one clears it.
+    """
+
+    def __init__(self, drive: SimulatedCia402Drive, joint: JointModel) -> None:
+        self.drive = drive
+        self.joint = joint
+        drive.inertia = joint.inertia
+        drive.damping = joint.damping
+        drive.q = joint.p
+        self._fault: Optional[str] = None
+        self._next_tick = 0.0
+        n = drive.node_id
+        self._ids = [(co.NMT_ID, False), (co.SYNC_ID, False), (co.SDO_RX_BASE + n, False)] + \
+            [(co.rpdo_cob_id(i, n), False) for i in range(1, 5)]
+
+    @property
+    def name(self) -> str:
+        return self.drive.name
+
+    @property
+    def fault(self) -> Optional[str]:
+        return self._fault
+
+    @property
+    def frames(self) -> int:
+        return self.drive.frames
+
+    @property
+    def latency(self) -> Optional[float]:
+        return self.drive.latency
+
+    @property
+    def faults(self) -> Tuple[str, ...]:
+        return ("silent",) + tuple(DEVICE_FAULTS)
+
+    def listen_ids(self) -> List[Tuple[int, bool]]:
+        return list(self._ids)
+
+    def set_fault(self, fault: str, value: Optional[float] = None) -> None:
+        if fault == "silent":
+            self.drive.fault = "silent"
+        elif fault in DEVICE_FAULTS:
+            code, register = DEVICE_FAULTS[fault]
+            if fault == "error_flag" and value:
+                code = int(value) & 0xFFFF
+            self.drive.inject_fault(code, register, persistent=True, now=self.drive.t)
+        else:
+            raise ValueError(f"CiA 402 drive '{self.name}': unknown fault '{fault}'; known: "
+                             + ", ".join(self.faults))
+        self._fault = fault
+        self.drive.fault_value = value
+
+    def clear_fault(self) -> None:
+        if self._fault == "silent":
+            self.drive.fault = None
+        self.drive.remove_fault()
+        self._fault = None
+
+    def joint_position(self) -> float:
+        return self.joint.p
+
+    def _law(self, p: float, v: float) -> Optional[Impedance]:
+        d = self.drive
+        st, s = d.state, d.scale
+        J = self.joint.inertia
+        tmax = abs(s.permille_to_nm(d._val(0x6072)))
+        if st in (State.QUICK_STOP_ACTIVE, State.FAULT_REACTION_ACTIVE):
+            return Impedance(0.0, 0.0, 0.0, J * d.VELOCITY_BANDWIDTH, 0.0, tmax)
+        if st != State.OPERATION_ENABLED:
+            return None
+        mode = d._val(0x6061)
+        toff = s.permille_to_nm(d._val(0x60B2))
+        if mode == co.CSP:
+            wn = d.POSITION_BANDWIDTH
+            return Impedance(s.counts_to_rad(d._val(0x607A)), s.counts_per_s_to_rad_per_s(d._val(0x60B1)),
+                             J * wn * wn, 2.0 * J * wn, toff, tmax)
+        if mode in (co.CSV, co.PV):
+            offset = d._val(0x60B1) if mode == co.CSV else 0
+            vd = s.counts_per_s_to_rad_per_s(d._val(0x60FF) + offset)
+            return Impedance(0.0, vd, 0.0, J * d.VELOCITY_BANDWIDTH, self.joint.damping * vd + toff, tmax)
+        if mode == co.CST:
+            return Impedance(0.0, 0.0, 0.0, 0.0, s.permille_to_nm(d._val(0x6071)) + toff, tmax)
+        return Impedance(p, 0.0, 0.0, J * d.VELOCITY_BANDWIDTH, 0.0, tmax)   # PP, ... : hold still
+
+    def _advance(self, now: float, dt: float) -> None:
+        j, d = self.joint, self.drive
+        j.advance(now, dt, self._law)
+        d.q, d.v, d.tau = j.p, j.v, j.tau
+        d.t = now        # the drive's own integrator has nothing left to do; its timers run on
+
+    def handle_frame(self, msg: can.Message, now: float, dt: float) -> List[can.Message]:
+        self._advance(now, dt)
+        return self.drive.handle(msg, now, dt)
+
+    #: the drive's own frames (heartbeat, event timers, state changes in time) are looked at this often (s)
+    TICK_PERIOD = 0.002
+
+    def tick(self, now: float, dt: float) -> List[can.Message]:
+        if now < self._next_tick and self.drive.booted:
+            return []
+        self._next_tick = now + self.TICK_PERIOD
+        self._advance(now, dt)
+        return self.drive.tick(now)
+
+
+def peer_for_unit(unit: Any) -> Cia402Peer:
+    """The simulated drive of a :class:`~rospy_control.middleware.units.cia402.Cia402Drive` (its node id,
+    encoder, gear, rated torque and heartbeat off until the driver sets 0x1017), on the joint of its
+    ``<simulation>`` element (:func:`.peers.joint_model`)."""
+    from rospy_control.middleware.simulation import peers
+    limit = abs(unit.scale.permille_to_nm(unit.max_torque))
+    joint = peers.joint_model(unit, {"torque_limit": limit})
+    r = getattr(unit, "simulation_reader", None)
+    if r is not None:
+        r.finish()
+    drive = SimulatedCia402Drive(unit.name, unit.node_id, counts_per_rev=int(unit.counts_per_rev),
+                                 gear_ratio=unit.gear_ratio, rated_torque=unit.rated_torque,
+                                 initial_position=joint.p)
+    return Cia402Peer(drive, joint)
