@@ -121,7 +121,8 @@ def test_frames_are_byte_exact():
     assert axis.encode_command(Command(ControlMode.VELOCITY, velocity=-1.25 * TAU, effort=0.5)) \
         == bytes.fromhex("000020C00000803E")
     assert axis._ids[axis._setpoint_cmd(ControlMode.VELOCITY)] == 0x02D
-    assert axis.enable_frame() == bytes.fromhex("08000000") and axis.disable_frame() == bytes.fromhex("01000000")
+    assert axis.enable_frame() == bytes.fromhex("08000000")
+    assert axis.disable_frame() == bytes.fromhex("01000000")
     assert axis.effort_range == (-math.inf, math.inf)
 
 

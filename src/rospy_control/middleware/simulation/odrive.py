@@ -191,7 +191,8 @@ class SimulatedOdrive(SimulatedDevice):
             return None   # voltage control: not modelled
         r = self.ratio
         kd = self.vel_gain / self._k * r             # N m per rad/s of the shaft
-        return Impedance(0.0, v_cmd, 0.0, kd, (self.input_torque + self.integrator) * r, self.torque_limit * r)
+        torque = (self.input_torque + self.integrator) * r
+        return Impedance(0.0, v_cmd, 0.0, kd, torque, self.torque_limit * r)
 
     # -- payloads ----------------------------------------------------------------------------------
     def trajectory_done(self, state: PhysicalState) -> bool:

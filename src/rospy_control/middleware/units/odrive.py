@@ -46,16 +46,16 @@ error.  Errors in the first heartbeat after ``Clear_Errors`` are not judged (it 
 from __future__ import annotations
 
 import math
-from typing import ClassVar, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import can
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.log import get_logger
-from rospy_control.middleware.config import AttributeReader, UnitInfo, non_negative, positive, to_float, to_int, \
-    to_str
+from rospy_control.middleware.config import (
+    AttributeReader, UnitInfo, non_negative, positive, to_float, to_int, to_str,
+)
 from rospy_control.middleware.protocols import odrive as od
-from rospy_control.middleware.protocols.encodable import EncodableRangeError
 from rospy_control.middleware.units.actuator import WATCHDOG_MODES, Capabilities, ControlMode, MotorState
 from rospy_control.middleware.units.base import frame_bits
 from rospy_control.middleware.units.request_reply import Command, Reply, RequestReplyActuator
@@ -64,7 +64,8 @@ __all__ = ["OdriveAxis"]
 
 logger = get_logger(__name__)
 
-_MODES = (ControlMode.NONE, ControlMode.POSITION, ControlMode.VELOCITY, ControlMode.EFFORT, ControlMode.DAMPING)
+_MODES = (ControlMode.NONE, ControlMode.POSITION, ControlMode.VELOCITY, ControlMode.EFFORT,
+          ControlMode.DAMPING)
 #: the ODrive controller mode of each ControlMode
 _CONTROL_MODE = {
     ControlMode.POSITION: od.CONTROL_MODE_POSITION,
@@ -118,7 +119,8 @@ class OdriveAxis(RequestReplyActuator):
         if not ratio > 0 or not math.isfinite(ratio):
             raise ConfigError(f"ODrive axis '{name}': ratio must be a positive number, got {ratio!r}")
         if not heartbeat_rate > 0 or not encoder_rate > 0:
-            raise ConfigError(f"ODrive axis '{name}': heartbeat_rate and encoder_rate must be > 0 s (this unit "
+            raise ConfigError(f"ODrive axis '{name}': heartbeat_rate and encoder_rate must be > 0 s "
+                              "(this unit "
                               f"consumes both cyclic messages), got {heartbeat_rate!r}, {encoder_rate!r}")
         if vel_integrator_gain is not None and vel_gain is None:
             raise ConfigError(f"ODrive axis '{name}': vel_integrator_gain needs vel_gain (Set_Vel_Gains "
@@ -255,7 +257,8 @@ class OdriveAxis(RequestReplyActuator):
         (at the channel's period, known once it started; before that the setpoint only)."""
         per = frame_bits(8)
         if self._period > 0.0:
-            per += int(math.ceil(frame_bits(8) * self._period * (1.0 / self.heartbeat_rate + 1.0 / self.encoder_rate)))
+            per_second = 1.0 / self.heartbeat_rate + 1.0 / self.encoder_rate
+            per += int(math.ceil(frame_bits(8) * self._period * per_second))
         return per
 
     def error_name(self, code: int) -> str:
@@ -590,7 +593,8 @@ class OdriveAxis(RequestReplyActuator):
         if self._probing:
             if why is not None and self._probe_error is None:
                 self._probe_error = "reset failed: " + why
-            elif self._probe_error is None and not self._probe_ok and now - self._probe_t > self.state_timeout:
+            elif self._probe_error is None and not self._probe_ok \
+                    and now - self._probe_t > self.state_timeout:
                 self._probe_error = "reset failed: " + self._not_closed_text()
             return
         if why is not None:
@@ -638,7 +642,3 @@ def _firmware_ok(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-# an EncodableRangeError is a ValueError; keep the name importable for callers that catch it
-_ = EncodableRangeError
