@@ -245,3 +245,60 @@ def test_gains_element_is_refused_with_the_odrive_attributes_named(make_mw):
            '<gains position_kp="20"/></unit></hardware>')
     with pytest.raises(ConfigError, match="pos_gain"):
         make_mw(xml)
+
+
+# -- the frame sequence, frame by frame (the unit alone, driven as its channel drives it) ------------------
+def _heartbeat(axis, state, error=0, firmware="0.6"):
+    return axis._ids[od.CMD_HEARTBEAT], od.pack_heartbeat(firmware, error, state)
+
+
+def test_start_up_and_mode_switch_sequence_frame_by_frame():
+    from rospy_control.middleware.units.odrive import OdriveAxis
+    axis = OdriveAxis("a", node_id=2, firmware="0.6", pos_gain=30.0, vel_gain=0.5, vel_integrator_gain=1.0)
+    t = [0.0]
+
+    def cycle():
+        t[0] += 0.005
+        msg = axis.poll(t[0])
+        axis.end_cycle(t[0], True)
+        return None if msg is None else (msg.arbitration_id, bytes(msg.data))
+
+    axis.activate(0.0, True, 0.1, 0.005)
+    assert cycle() is None                          # nothing before the first encoder estimate
+    axis.on_frame(0x049, od.pack_encoder_estimates(0.25, 0.0), t[0])
+    sent = [cycle() for _ in range(6)]
+    assert sent == [
+        (0x058, b"\x00"),                                               # Clear_Errors (0.6: DLC 1)
+        (0x05A, od.pack_set_pos_gain(30.0)),                            # Set_Pos_Gain
+        (0x05B, od.pack_set_vel_gains(0.5, 1.0)),                       # Set_Vel_Gains
+        (0x04E, od.pack_set_input_torque(0.0)),                         # the limp setpoint first
+        (0x04B, od.pack_set_controller_mode(od.CONTROL_MODE_TORQUE, od.INPUT_MODE_PASSTHROUGH)),
+        (0x04E, od.pack_set_input_torque(0.0)),
+    ]
+    assert cycle() == (0x047, bytes.fromhex("08000000"))               # Set_Axis_State(CLOSED_LOOP)
+    assert not axis.state().enabled
+    for _ in range(2):                                                  # two heartbeats confirm it
+        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_CLOSED_LOOP_CONTROL), t[0])
+        cycle()
+    assert axis.state().enabled
+    # a position command: its setpoint first (from the measured 0.25 turn = pi/2 rad), then the mode
+    axis.request_mode(ControlMode.POSITION)
+    assert cycle() == (0x04C, od.pack_set_input_pos(0.25, 0.0, 0.0))
+    assert cycle() == (0x04B, od.pack_set_controller_mode(od.CONTROL_MODE_POSITION,
+                                                          od.INPUT_MODE_PASSTHROUGH))
+    assert cycle() == (0x04C, od.pack_set_input_pos(0.25, 0.0, 0.0))
+    assert not axis.mode_confirmed(ControlMode.POSITION)
+    for _ in range(2):   # the first heartbeat after the switch may predate it: the second confirms
+        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_CLOSED_LOOP_CONTROL), t[0])
+        cycle()
+    cycle()              # ... once the channel published the cycle that received it
+    assert axis.mode_confirmed(ControlMode.POSITION)
+    # 0.6 Get_Torques, when the ODrive sends it cyclically, is the measured effort
+    axis.on_frame(0x05C, od.pack_float_pair(0.1, 0.3), t[0])
+    assert axis.end_cycle(t[0], True).effort == pytest.approx(0.3)
+    # the axis dropping out of closed loop is a fault that says so
+    axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_IDLE), t[0])
+    s = axis.end_cycle(t[0], True)
+    assert s.fault and s.fault_reason == "ODrive axis left CLOSED_LOOP_CONTROL: heartbeat shows IDLE"
+    assert cycle() == (0x047, bytes.fromhex("01000000"))               # Set_Axis_State(IDLE), once
+    assert cycle() is None
