@@ -170,9 +170,9 @@ def test_silent_axis_faults_and_recovers_after_reset(make_mw):
 
 
 def test_a_late_host_is_not_a_dead_axis(make_mw):
-    mw = started(make_mw, odrive_xml("0.6"))
-    frozen = freeze_process(0.3)      # neither the bus thread nor the simulator ran meanwhile
-    assert frozen > 0.2
+    mw = started(make_mw, odrive_xml("0.6", attrs='fault_timeout="0.05"'))
+    frozen = freeze_process(0.4)      # neither the bus thread nor the simulator ran meanwhile
+    assert frozen > 0.1               # twice the axis's fault_timeout
     assert wait_until(lambda: mw.channels["bus"].cycles > 50, timeout=5.0)
     start = mw.channels["bus"].cycles
     assert wait_until(lambda: mw.channels["bus"].cycles > start + 50, timeout=5.0)
