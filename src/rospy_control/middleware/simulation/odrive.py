@@ -339,5 +339,8 @@ def peer_for_unit(unit) -> SimulatedProtocolMotor:
         r.finish()
     device = SimulatedOdrive(unit.name, unit.node_id, unit.firmware, heartbeat_rate=unit.heartbeat_rate,
                              encoder_rate=unit.encoder_rate, torque_limit=torque_limit, ratio=unit.ratio,
-                             torque_constant=unit.torque_constant or 0.05, **extra)
+                             torque_constant=unit.torque_constant or 0.05,
+                             watchdog_timeout=extra["watchdog_timeout"], state_delay=extra["state_delay"],
+                             pos_gain=extra["pos_gain"], vel_gain=extra["vel_gain"],
+                             vel_integrator_gain=extra["vel_integrator_gain"], vel_limit=extra["vel_limit"])
     return SimulatedProtocolMotor(device, joint)

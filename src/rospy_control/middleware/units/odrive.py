@@ -173,13 +173,14 @@ class OdriveAxis(RequestReplyActuator):
         if info.channel is None:
             raise el.error("an ODrive axis needs a channel: set attribute 'channel' here or on an enclosing "
                            "<group>")
-        if el.child("gains") is not None:
-            raise el.child("gains").error(
+        gains = el.child("gains")
+        if gains is not None:
+            raise gains.error(
                 "an ODrive axis has no <gains> element: its gains live on the device; set them with the "
                 "attributes pos_gain ((turn/s)/turn), vel_gain (N.m/(turn/s)) and vel_integrator_gain "
                 "(N.m/turn), sent at start-up")
         r = AttributeReader(el, ignore=("name", "type", "channel"))
-        opt_pos = dict(check=non_negative, expected="a number >= 0")
+        gain = "a number >= 0"
         kw = dict(
             node_id=r.get("node_id", to_int, check=lambda v: 0 <= v <= 0x3F,
                           expected="an ODrive node id 0..63 (CAN Simple ids are node_id << 5 | cmd, 11 bit)"),
@@ -202,9 +203,10 @@ class OdriveAxis(RequestReplyActuator):
                                expected="the encoder estimates period configured on the ODrive, in s (> 0)"),
             state_timeout=r.get("state_timeout", to_float, cls.DEFAULT_STATE_TIMEOUT, check=positive,
                                 expected="a positive number of seconds"),
-            pos_gain=r.get("pos_gain", to_float, None, **opt_pos),
-            vel_gain=r.get("vel_gain", to_float, None, **opt_pos),
-            vel_integrator_gain=r.get("vel_integrator_gain", to_float, None, **opt_pos),
+            pos_gain=r.get("pos_gain", to_float, None, check=non_negative, expected=gain),
+            vel_gain=r.get("vel_gain", to_float, None, check=non_negative, expected=gain),
+            vel_integrator_gain=r.get("vel_integrator_gain", to_float, None, check=non_negative,
+                                      expected=gain),
             torque_limit=r.get("torque_limit", to_float, math.inf, check=positive,
                                expected="a positive torque at the motor (N.m)"),
             torque_constant=r.get("torque_constant", to_float, None, check=positive,
