@@ -35,10 +35,13 @@ from typing import Dict, List, Optional, Tuple
 
 import can
 
+from rospy_control.middleware.config import non_negative, to_float
 from rospy_control.middleware.protocols import odrive as od
+from rospy_control.middleware.simulation import peers
 from rospy_control.middleware.simulation.device import Impedance, PhysicalState, SimulatedDevice
+from rospy_control.middleware.simulation.joint import SimulatedProtocolMotor
 
-__all__ = ["SimulatedOdrive"]
+__all__ = ["SimulatedOdrive", "peer_for_unit"]
 
 _TAU = 2.0 * math.pi
 _CALIBRATION_STATES = (2, 3, 4, 6, 7, 10, 11, 12, 13, 14)
@@ -51,7 +54,8 @@ class SimulatedOdrive(SimulatedDevice):
                  encoder_rate: float = 0.01, watchdog_timeout: float = 0.0, pos_gain: float = 20.0,
                  vel_gain: float = 0.16, vel_integrator_gain: float = 0.32, vel_limit: float = 10.0,
                  torque_limit: float = 5.0,
-                 torque_constant: float = 0.05, cpr: int = 8192, state_delay: float = 0.0) -> None:
+                 torque_constant: float = 0.05, cpr: int = 8192, state_delay: float = 0.0,
+                 ratio: float = 1.0) -> None:
         super().__init__(name)
         od.arbitration_id(node_id, 0)   # validates the node id
         self.node_id = node_id
@@ -71,6 +75,11 @@ class SimulatedOdrive(SimulatedDevice):
         self.torque_constant = torque_constant
         self.cpr = cpr
         self.state_delay = state_delay
+        if not ratio > 0:
+            raise ValueError(f"ratio must be positive, got {ratio!r}")
+        #: motor turns per turn of the simulated shaft (the unit's side): rad of the shaft per motor turn
+        self.ratio = ratio
+        self._k = _TAU / ratio
         self.axis_state = od.AXIS_STATE_IDLE
         self.axis_error = 0
         self.procedure_result = od.PROCEDURE_RESULT_SUCCESS
@@ -94,7 +103,7 @@ class SimulatedOdrive(SimulatedDevice):
         return (self.node_id << 5) | cmd
 
     def position_estimate(self, state: PhysicalState) -> float:
-        return state.position / _TAU + self.offset
+        return state.position / self._k + self.offset
 
     def _condition_bits(self) -> int:
         if self.fault in self.DEVICE_FAULTS:
@@ -152,12 +161,12 @@ class SimulatedOdrive(SimulatedDevice):
 
     def _vel_cmd(self, position: float) -> Optional[float]:
         """The velocity loop's setpoint (rad/s), None when the velocity loop is not in use."""
-        vlim = self.vel_limit * _TAU
+        vlim = self.vel_limit * self._k
         if self.control_mode == od.CONTROL_MODE_VELOCITY:
-            v = self.input_vel * _TAU
+            v = self.input_vel * self._k
         elif self.control_mode == od.CONTROL_MODE_POSITION:
-            p_des = (self.input_pos - self.offset) * _TAU
-            v = self.pos_gain * (p_des - position) + self.input_vel * _TAU
+            p_des = (self.input_pos - self.offset) * self._k
+            v = self.pos_gain * (p_des - position) + self.input_vel * self._k
         else:
             return None
         return max(-vlim, min(vlim, v))
@@ -168,19 +177,22 @@ class SimulatedOdrive(SimulatedDevice):
             self.integrator = 0.0
             return
         lim = self.torque_limit
-        i = self.integrator + self.vel_integrator_gain / _TAU * (v_cmd - velocity) * dt
+        i = self.integrator + self.vel_integrator_gain / self._k * (v_cmd - velocity) * dt
         self.integrator = lim if i > lim else (-lim if i < -lim else i)
 
     def impedance(self, position: float, velocity: float) -> Optional[Impedance]:
         if not self.armed:
             return None
         if self.control_mode == od.CONTROL_MODE_TORQUE:
-            return Impedance(0.0, 0.0, 0.0, 0.0, self.input_torque, self.torque_limit)
+            r = self.ratio
+            return Impedance(0.0, 0.0, 0.0, 0.0, self.input_torque * r, self.torque_limit * r)
         v_cmd = self._vel_cmd(position)
         if v_cmd is None:
             return None   # voltage control: not modelled
-        kd = self.vel_gain / _TAU                    # N m per rad/s
-        return Impedance(0.0, v_cmd, 0.0, kd, self.input_torque + self.integrator, self.torque_limit)
+        r = self.ratio
+        kd = self.vel_gain / self._k * r             # N m per rad/s of the shaft
+        torque = (self.input_torque + self.integrator) * r
+        return Impedance(0.0, v_cmd, 0.0, kd, torque, self.torque_limit * r)
 
     # -- payloads ----------------------------------------------------------------------------------
     def trajectory_done(self, state: PhysicalState) -> bool:
@@ -197,13 +209,13 @@ class SimulatedOdrive(SimulatedDevice):
             controller_error_flag=v05 and bool(err & 0x200))
 
     def encoder_estimates(self, state: PhysicalState) -> bytes:
-        return od.pack_encoder_estimates(self.position_estimate(state), state.velocity / _TAU)
+        return od.pack_encoder_estimates(self.position_estimate(state), state.velocity / self._k)
 
     def _get(self, cmd: int, state: PhysicalState) -> Optional[bytes]:
         if cmd == od.CMD_GET_ENCODER_ESTIMATES:
             return self.encoder_estimates(state)
         if cmd == od.CMD_GET_IQ:
-            iq = state.torque / self.torque_constant
+            iq = state.torque / self.ratio / self.torque_constant
             return od.pack_float_pair(iq, iq)
         if cmd == od.CMD_GET_BUS_VOLTAGE_CURRENT:
             return od.pack_float_pair(state.bus_voltage, 0.0)
@@ -213,7 +225,7 @@ class SimulatedOdrive(SimulatedDevice):
             if cmd == 0x15:
                 return od.pack_float_pair(state.mos_temperature, state.temperature)
             if cmd == 0x1C:
-                return od.pack_float_pair(self.input_torque, state.torque)
+                return od.pack_float_pair(self.input_torque, state.torque / self.ratio)
             if cmd == 0x1D:
                 return od.pack_float_pair(state.torque * state.velocity, state.torque * state.velocity)
             if cmd == 0x00:
@@ -227,7 +239,7 @@ class SimulatedOdrive(SimulatedDevice):
             p = self.position_estimate(state) * self.cpr
             return od.pack_set_linear_count(int(p)) + od.pack_set_linear_count(int(p) % self.cpr)
         if cmd == 0x15:
-            return od.pack_encoder_estimates(self.position_estimate(state), state.velocity / _TAU)
+            return od.pack_encoder_estimates(self.position_estimate(state), state.velocity / self._k)
         return None
 
     # -- frames ------------------------------------------------------------------------------------
@@ -301,7 +313,34 @@ class SimulatedOdrive(SimulatedDevice):
             self._set_error(self._condition_bits())
         elif cmd == 0x19:
             if v == od.V05:
-                self.offset = od.unpack_set_linear_count(data) / self.cpr - state.position / _TAU
+                self.offset = od.unpack_set_linear_count(data) / self.cpr - state.position / self._k
             else:
                 turns = od.unpack_float(data, "Set_Absolute_Position")
-                self.offset = turns - state.position / _TAU
+                self.offset = turns - state.position / self._k
+
+
+def peer_for_unit(unit) -> SimulatedProtocolMotor:
+    """The simulated ODrive axis of an :class:`~rospy_control.middleware.units.odrive.OdriveAxis` on its
+    joint (:func:`~.peers.joint_model`: the same ``<simulation>`` attributes as an MIT motor's), with the
+    unit's node id, firmware line, ratio and cyclic periods.  Its own ``<simulation>`` attributes:
+    ``watchdog_timeout`` (s, the ODrive's watchdog, 0 = off; default 0), ``state_delay`` (s until a
+    requested axis state is reached; default 0) and the device's gains as configured on it before the
+    driver's start-up sends its own (``pos_gain``, ``vel_gain``, ``vel_integrator_gain``; ODrive's
+    defaults 20, 0.16, 0.32), ``vel_limit`` (turn/s; default 10).  The torque limit is the unit's
+    ``torque_limit`` at the motor (default 1e9)."""
+    torque_limit = unit.torque_limit if math.isfinite(unit.torque_limit) else 1e9
+    joint = peers.joint_model(unit, {"torque_limit": torque_limit * unit.ratio})
+    r = unit.simulation_reader
+    extra = {"watchdog_timeout": 0.0, "state_delay": 0.0, "pos_gain": 20.0, "vel_gain": 0.16,
+             "vel_integrator_gain": 0.32, "vel_limit": 10.0}
+    if r is not None:
+        for key, default in list(extra.items()):
+            extra[key] = r.get(key, to_float, default, check=non_negative, expected="a number >= 0")
+        r.finish()
+    device = SimulatedOdrive(unit.name, unit.node_id, unit.firmware, heartbeat_rate=unit.heartbeat_rate,
+                             encoder_rate=unit.encoder_rate, torque_limit=torque_limit, ratio=unit.ratio,
+                             torque_constant=unit.torque_constant or 0.05,
+                             watchdog_timeout=extra["watchdog_timeout"], state_delay=extra["state_delay"],
+                             pos_gain=extra["pos_gain"], vel_gain=extra["vel_gain"],
+                             vel_integrator_gain=extra["vel_integrator_gain"], vel_limit=extra["vel_limit"])
+    return SimulatedProtocolMotor(device, joint)
