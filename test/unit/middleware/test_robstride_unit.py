@@ -215,7 +215,8 @@ def test_silence_faults_and_a_reset_recovers_once_it_answers(rig):
     (dict(model="rs09"), ["model", "rs09", "cybergear"]),
     (dict(can_id="300"), ["can_id", "300", "0..255"]),
     (dict(gains='position_kp="600" position_kd="1" velocity_kd="1"'), ["position_kp", "600", "500"]),
-    (dict(model="rs03", gains='position_kp="600" position_kd="120" velocity_kd="1"'), ["position_kd", "120", "100"]),
+    (dict(model="rs03", gains='position_kp="600" position_kd="120" velocity_kd="1"'),
+     ["position_kd", "120", "100"]),
     (dict(unit_attrs='speed_limit="40"'), ["speed_limit", "40", "30"]),
     (dict(unit_attrs='position_run_mode="torque"'), ["position_run_mode", "torque"]),
     (dict(unit_attrs='position_run_mode="csp"'), ["csp", "CyberGear"]),
@@ -233,3 +234,17 @@ def test_model_is_required():
     xml = robstride_xml("unused").replace('model="cybergear"', "")
     with pytest.raises(ConfigError, match="required attribute 'model'"):
         Middleware.from_xml(xml, simulate=True)
+
+
+def test_a_motor_that_left_run_mode_by_itself_is_enabled_again(rig):
+    mw, m, sniffer = rig()
+    m.set_position(0.5)
+    assert wait_until(lambda: abs(mw.snapshot()["m"].position - 0.5) < 0.01, timeout=10.0)
+    enables = len(sniffer.sent(rs.ENABLE))
+    # a stop the unit did not send (as the motor's own CAN timeout would): it reports reset mode
+    stop = rs.encode_stop(3)
+    sniffer.bus.send(can.Message(arbitration_id=stop.arbitration_id, is_extended_id=True, data=stop.data))
+    assert wait_until(lambda: len(sniffer.sent(rs.ENABLE)) > enables, timeout=5.0)
+    assert not mw.snapshot()["m"].fault
+    m.set_position(-0.5)
+    assert wait_until(lambda: abs(mw.snapshot()["m"].position + 0.5) < 0.01, timeout=10.0), mw.snapshot()["m"]

@@ -392,7 +392,8 @@ class RobStridePeer:
     sends fault frames and refuses to enable; clear-fault does not clear it while the switch is on.
     """
 
-    def __init__(self, device: SimulatedRobStride, joint: JointModel, host_id: int = rs.DEFAULT_HOST_ID) -> None:
+    def __init__(self, device: SimulatedRobStride, joint: JointModel,
+                 host_id: int = rs.DEFAULT_HOST_ID) -> None:
         self.device = device
         self.joint = joint
         self.host_id = host_id
@@ -417,8 +418,8 @@ class RobStridePeer:
 
     def listen_ids(self) -> List[Tuple[int, bool]]:
         mid, host = self.device.motor_id, self.host_id
-        return [(rs.make_id(t, host, mid), True) for t in (rs.GET_ID, rs.ENABLE, rs.STOP, rs.SET_ZERO,
-                                                            rs.PARAM_READ, rs.PARAM_WRITE, rs.ACTIVE_REPORT)]
+        types = (rs.GET_ID, rs.ENABLE, rs.STOP, rs.SET_ZERO, rs.PARAM_READ, rs.PARAM_WRITE, rs.ACTIVE_REPORT)
+        return [(rs.make_id(t, host, mid), True) for t in types]
 
     def listen_routes(self) -> List[Tuple[int, int]]:
         """Operation-control frames carry the torque in id bits 23-8: matched on type and motor id."""
@@ -426,7 +427,8 @@ class RobStridePeer:
 
     def set_fault(self, fault: str, value: Optional[float] = None) -> None:
         if fault not in self.faults:
-            raise ValueError(f"device '{self.name}': unknown fault '{fault}'; known: {', '.join(self.faults)}")
+            raise ValueError(f"device '{self.name}': unknown fault '{fault}'; "
+                             f"known: {', '.join(self.faults)}")
         self.fault, self.fault_value = fault, value
         if fault == "silent":
             self.device.fault = "silent"

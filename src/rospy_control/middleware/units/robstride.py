@@ -39,8 +39,7 @@ confirmed only after the read-back shows the new run mode and the motor answered
 from __future__ import annotations
 
 import collections
-import math
-from typing import Deque, Dict, Optional, Tuple, Union
+from typing import Deque, Dict, Optional, Tuple, Union, cast
 
 import can
 
@@ -63,6 +62,8 @@ _VELOCITY_RUN_MODES = ("operation", "velocity")
 _ANSWERED, _READ, _SILENT = "feedback", "read", "none"
 #: read-backs of run_mode that may disagree before the switch is given up as a fault
 _SWITCH_ATTEMPTS = 3
+#: consecutive command replies in reset mode before the unit enables the motor again
+_RESET_REPLIES = 3
 _MIDDLE_ID_MASK = 0x1F00FFFF  # communication type, motor id (15-8), destination (7-0)
 
 
@@ -99,7 +100,8 @@ class RobStrideMotor(RequestReplyActuator):
                  speed_limit: Optional[float] = None, current_limit: Optional[float] = None,
                  active_report: bool = False, report_interval: Optional[float] = None, **kw) -> None:
         if not 0 <= can_id <= 0xFF:
-            raise ConfigError(f"motor '{name}': can_id {can_id} is not a RobStride/CyberGear motor id (0-255)")
+            raise ConfigError(f"motor '{name}': can_id {can_id} is not a RobStride/CyberGear motor id "
+                              "(0-255)")
         if not 0 <= host_id <= 0xFF:
             raise ConfigError(f"motor '{name}': host_id {host_id} is not a CAN id of this protocol (0-255)")
         try:
@@ -107,9 +109,11 @@ class RobStrideMotor(RequestReplyActuator):
         except ValueError as err:
             raise ConfigError(f"motor '{name}': {err}") from None
         if position_run_mode not in _POSITION_RUN_MODES:
-            raise ConfigError(f"motor '{name}': position_run_mode must be one of {', '.join(_POSITION_RUN_MODES)}")
+            raise ConfigError(f"motor '{name}': position_run_mode must be one of "
+                              f"{', '.join(_POSITION_RUN_MODES)}")
         if velocity_run_mode not in _VELOCITY_RUN_MODES:
-            raise ConfigError(f"motor '{name}': velocity_run_mode must be one of {', '.join(_VELOCITY_RUN_MODES)}")
+            raise ConfigError(f"motor '{name}': velocity_run_mode must be one of "
+                              f"{', '.join(_VELOCITY_RUN_MODES)}")
         if position_run_mode == "csp" and model.lower() == "cybergear":
             raise ConfigError(f"motor '{name}': position_run_mode 'csp' (run_mode 5) exists on RobStride "
                               "firmware only, not on the CyberGear")
@@ -118,9 +122,8 @@ class RobStrideMotor(RequestReplyActuator):
         self.host_id = host_id
         lim = self.limits
         # what the frames of this model can carry (instance values of the base class's class attributes)
-        self.GAIN_RANGES = {"position_kp": (lim.kp_min, lim.kp_max), "position_kd": (lim.kd_min, lim.kd_max),
-                            "velocity_kd": (lim.kd_min, lim.kd_max)}
-        self.EFFORT_LIMIT = lim.t_max
+        self._gain_ranges = {"position_kp": (lim.kp_min, lim.kp_max), "position_kd": (lim.kd_min, lim.kd_max),
+                             "velocity_kd": (lim.kd_min, lim.kd_max)}
         self.POSITION_RESOLUTION = (lim.p_max - lim.p_min) / 0xFFFF
         self.position_run_mode = position_run_mode
         self.velocity_run_mode = velocity_run_mode
@@ -158,6 +161,7 @@ class RobStrideMotor(RequestReplyActuator):
         self._inflight_frame: Optional[_Frame] = None
         self._clear_on_stop = False
         self._report_pending = False
+        self._reset_replies = 0
 
     # == configuration ===================================================================================
     @classmethod
@@ -168,8 +172,8 @@ class RobStrideMotor(RequestReplyActuator):
         except ValueError:
             can_id = None
         if can_id is not None and not 0 <= can_id <= 0xFF:
-            raise r.element.error(f"attribute 'can_id'='{raw}': a RobStride/CyberGear motor id is 0..255 (8 bits "
-                                  "of the 29-bit id)")
+            raise r.element.error(f"attribute 'can_id'='{raw}': a RobStride/CyberGear motor id is 0..255 "
+                                  "(8 bits of the 29-bit id)")
         kw = dict(
             model=r.get("model", to_str, check=lambda v: v.lower() in rs.MODELS,
                         expected="the motor model: one of " + ", ".join(rs.MODELS)),
@@ -191,8 +195,8 @@ class RobStrideMotor(RequestReplyActuator):
         for attr, hi in (("speed_limit", lim.v_max), ("current_limit", lim.i_max)):
             value = kw[attr]
             if value is not None and hi is not None and value > hi:
-                raise r.element.error(f"attribute '{attr}'='{value:g}' is outside what {kw['model']} can carry "
-                                      f"[0, {hi:g}]")
+                raise r.element.error(f"attribute '{attr}'='{value:g}' is outside what {kw['model']} can "
+                                      f"carry [0, {hi:g}]")
         return kw
 
     # == what the frames carry ===========================================================================
@@ -223,7 +227,8 @@ class RobStrideMotor(RequestReplyActuator):
                 p = v = kp = kd = t = 0.0
             return _wire(rs.encode_operation_control(self.can_id, p, v, kp, kd, t, self.limits), command=True)
         if m == ControlMode.POSITION:
-            return _wire(rs.encode_param_write(self.can_id, "loc_ref", command.position, self.host_id), command=True)
+            return _wire(rs.encode_param_write(self.can_id, "loc_ref", command.position, self.host_id),
+                         command=True)
         v = max(self.limits.v_min, min(self.limits.v_max, command.velocity))
         return _wire(rs.encode_param_write(self.can_id, "spd_ref", v, self.host_id), command=True)
 
@@ -250,6 +255,13 @@ class RobStrideMotor(RequestReplyActuator):
         if self.fault_word:
             text += "; fault frame: " + ", ".join(rs.fault_names(self.fault_word))
         return text
+
+    def encodable_ranges(self) -> Dict[str, Tuple[float, float]]:
+        return dict(self._gain_ranges)
+
+    @property
+    def effort_range(self) -> Tuple[float, float]:
+        return (self.limits.t_min, self.limits.t_max)
 
     def request_ids(self) -> Tuple[int, ...]:
         return ()   # 29-bit ids only: nothing of the standard id space is taken
@@ -321,7 +333,7 @@ class RobStrideMotor(RequestReplyActuator):
             self.switches += 1
             return _wire(rs.encode_stop(cid, host, clear_fault=bool(arg)))
         if kind == "write":
-            name, value = arg  # type: ignore[misc]
+            name, value = cast(Tuple[str, float], arg)
             return _wire(rs.encode_param_write(cid, name, value, host))
         if kind == "hold":
             # the position run mode's target before enabling: where the joint is (nothing jumps)
@@ -352,15 +364,16 @@ class RobStrideMotor(RequestReplyActuator):
             self._awaiting = 0 if w.answer == _SILENT else 1
             self._sent_at = now
         else:
-            msg = super().poll(now)   # type: ignore[assignment]
-            if msg is None:
+            sent = super().poll(now)
+            if sent is None:
                 return None
-            w = msg.data  # type: ignore[assignment]
+            msg = sent
+            w = cast(_Frame, msg.data)
             if not w.command:
                 self._encoded = (None, b"")   # a switch step stood in for the command: never cache it
         self._inflight_frame = w
         msg.arbitration_id = w.arb_id
-        msg.data = bytes(w)  # type: ignore[assignment]
+        msg.data = bytes(w)  # type: ignore[assignment]  # python-can sends any bytes-like
         return msg
 
     def on_frame(self, arb_id: int, data, now: float) -> int:
@@ -369,9 +382,15 @@ class RobStrideMotor(RequestReplyActuator):
             w = self._inflight_frame
             if w is not None and (w.command or w.arb_id >> 24 == rs.ENABLE or self._exit_sent):
                 n = super().on_frame(arb_id, data, now)
-                if (w.command and self.device_mode == rs.MODE_RESET and not self._err and not self._fault
-                        and not self._probing and self._active):
-                    # the motor left run mode by itself (its CAN timeout, a power cycle): enter it again
+                if w.command and self.device_mode == rs.MODE_RESET and not self._err:
+                    self._reset_replies += 1
+                else:
+                    self._reset_replies = 0
+                if (self._reset_replies >= _RESET_REPLIES and not self._fault and not self._probing
+                        and self._active):
+                    # the motor left run mode by itself (its CAN timeout, a power cycle): enter it again.
+                    # One such reply is not enough: a late answer to an earlier stop looks the same
+                    self._reset_replies = 0
                     logger.warning("motor '%s': the motor reports reset mode while commanded; enabling again",
                                    self.name)
                     self._begin_switch(self._target_run_mode, clear=False)
