@@ -444,8 +444,15 @@ class RobStridePeer:
         return self.joint.p
 
     def _advance(self, now: float, dt: float) -> None:
-        self.joint.advance(now, dt, self.device.impedance)
         dev, j = self.device, self.joint
+        if dev.mode == rs.MODE_RUN and int(dev.params[0x7005]) in (1, 5):
+            law = dev.impedance     # the position loop depends on the position at every step
+        else:
+            imp = dev.impedance(j.p, j.v)   # constant between two frames
+
+            def law(p: float, v: float) -> Optional[Impedance]:
+                return imp
+        j.advance(now, dt, law)
         dev.p, dev.v, dev.tau, dev.temperature = j.p, j.v, j.tau, j.temperature
 
     def handle_frame(self, msg: can.Message, now: float, dt: float) -> List[can.Message]:
@@ -453,8 +460,16 @@ class RobStridePeer:
         return self.device.handle(msg, now, dt)
 
     def tick(self, now: float, dt: float) -> List[can.Message]:
+        dev = self.device
+        # the joint is integrated when the motor has something to send (or a CAN timeout to watch);
+        # otherwise the next frame integrates it up to its own time (this runs every millisecond)
+        due = ((dev.reporting and dev._next_report is not None and now >= dev._next_report)
+               or (dev._next_fault_frame is not None and now >= dev._next_fault_frame)
+               or bool(dev.params[0x7028]))
+        if not due or dev.fault == "silent":
+            return []
         self._advance(now, dt)
-        return self.device.tick(now, dt)
+        return dev.tick(now, dt)
 
 
 def peer_for_unit(unit: Any) -> RobStridePeer:

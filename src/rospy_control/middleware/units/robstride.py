@@ -434,6 +434,9 @@ class RobStrideMotor(RequestReplyActuator):
             self.got_reply(now)
             if report.fault:
                 self.fault_word = report.fault
+                if self._probing:
+                    # may have been sent before the probe's clear-fault: the probe's feedback decides
+                    return 0
                 names = ", ".join(report.fault_names)
                 self.report_error(f"motor reported {names} (fault frame 0x{report.fault:08X})",
                                   f"motor still reports {names} (fault frame 0x{report.fault:08X})")
