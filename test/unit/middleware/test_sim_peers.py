@@ -13,7 +13,7 @@ import pytest
 from rospy_control.middleware.simulation import SimulatedFirmware, SimulationSettings
 from rospy_control.middleware.simulation import peers
 from rospy_control.middleware.simulation.device import Impedance, SimulatedDevice
-from rospy_control.middleware.simulation.joint import JointModel, SimulatedProtocolMotor
+from rospy_control.middleware.simulation.joint import SimulatedProtocolMotor
 
 
 class EchoDevice(SimulatedDevice):
@@ -138,7 +138,8 @@ class RoutedDevice(EchoDevice):
         return [(0x1F0000FF, 0x01000000 | self.node)]
 
     def _handle(self, msg, state, now):
-        return [self._message(0x20000000 | self.node, bytes([(msg.arbitration_id >> 8) & 0xFF]), extended=True)]
+        data2_low = (msg.arbitration_id >> 8) & 0xFF
+        return [self._message(0x20000000 | self.node, bytes([data2_low]), extended=True)]
 
 
 def routed_peer_for_unit(unit: EchoUnit):
