@@ -248,3 +248,13 @@ def test_a_motor_that_left_run_mode_by_itself_is_enabled_again(rig):
     assert not mw.snapshot()["m"].fault
     m.set_position(-0.5)
     assert wait_until(lambda: abs(mw.snapshot()["m"].position + 0.5) < 0.01, timeout=10.0), mw.snapshot()["m"]
+
+
+def test_set_zero_makes_the_present_position_zero(rig):
+    mw, m, sniffer = rig(sim='inertia="0.01" damping="0.05" friction="0.02" initial_position="0.7"')
+    assert wait_until(lambda: abs(mw.snapshot()["m"].position - 0.7) < 0.01, timeout=5.0), mw.snapshot()["m"]
+    m.request_zero()
+    assert wait_until(lambda: sniffer.sent(rs.SET_ZERO), timeout=5.0)
+    zero = sniffer.sent(rs.SET_ZERO)[0]
+    assert zero.arbitration_id == 0x0600FD03 and bytes(zero.data) == b"\x01" + bytes(7)
+    assert wait_until(lambda: abs(mw.snapshot()["m"].position) < 0.01, timeout=5.0), mw.snapshot()["m"]
