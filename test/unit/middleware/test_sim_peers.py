@@ -126,3 +126,41 @@ def test_joint_model_reads_the_simulation_element_joint_side():
     unit.simulation = ElementInfo("simulation", {"inertia": "-1"}, "arm.xml", 9, ())
     with pytest.raises(Exception, match="inertia"):
         peers.joint_model(unit)
+
+
+class RoutedDevice(EchoDevice):
+    """Reads 29-bit ids 0x0100_xx<id> whatever xx is (data carried in the id, as RobStride's torque)."""
+
+    def listen_ids(self):
+        return []
+
+    def listen_routes(self):
+        return [(0x1F0000FF, 0x01000000 | self.node)]
+
+    def _handle(self, msg, state, now):
+        data2_low = (msg.arbitration_id >> 8) & 0xFF
+        return [self._message(0x20000000 | self.node, bytes([data2_low]), extended=True)]
+
+
+def routed_peer_for_unit(unit: EchoUnit):
+    dev = RoutedDevice(unit.name, unit.node)
+    peer = SimulatedProtocolMotor(dev, peers.joint_model(unit))
+    peer.listen_routes = dev.listen_routes
+    return peer
+
+
+def test_peers_may_read_29_bit_ids_by_mask(monkeypatch):
+    monkeypatch.setitem(peers.PEER_FACTORIES, "EchoUnit", f"{__name__}:routed_peer_for_unit")
+    fw = SimulatedFirmware("bus", [EchoUnit("a", 1), EchoUnit("b", 2)], SimulationSettings())
+    channel = f"peers-{uuid.uuid4().hex[:8]}"
+    fw.start(channel)
+    bus = can.Bus(interface="virtual", channel=channel)
+    try:
+        for data2 in (0x7FFF, 0x1234):
+            bus.send(can.Message(arbitration_id=0x01000002 | (data2 << 8), is_extended_id=True, data=b""))
+        frames = _collect(bus, 0.3)
+        assert [bytes(m.data) for m in frames if m.arbitration_id == 0x20000002] == [b"\xff", b"\x34"]
+        assert not [m for m in frames if m.arbitration_id == 0x20000001]
+    finally:
+        bus.shutdown()
+        fw.stop()

@@ -73,6 +73,9 @@ class SimulatedFirmware:
         #: protocol devices (DaMiao, ODrive, ...: :mod:`.peers`), and who reads which frame id
         self.peers: List[Any] = []
         self._peer_readers: Dict[Tuple[int, bool], List[Any]] = {}
+        #: (mask, value, peer) of peers reading 29-bit ids that carry data (``listen_routes()``, optional:
+        #: RobStride puts the torque of its operation-control frame in the id)
+        self._peer_routes: List[Tuple[int, int, Any]] = []
         for u in units:
             peer = peer_for(u)
             if peer is not None:
@@ -80,6 +83,8 @@ class SimulatedFirmware:
                 self.by_name[u.name] = peer
                 for key in peer.listen_ids():
                     self._peer_readers.setdefault((int(key[0]), bool(key[1])), []).append(peer)
+                for mask, value in getattr(peer, "listen_routes", lambda: ())():
+                    self._peer_routes.append((int(mask), int(value), peer))
             elif isinstance(u, Motor):
                 m = SimulatedMotor(u, u.simulation)
                 self.motors[u.can_id] = m
@@ -275,6 +280,7 @@ class SimulatedFirmware:
         wall = time.time  # python-can stamps received frames with the wall clock
         peers = self.peers
         peer_readers = self._peer_readers
+        peer_routes = self._peer_routes
         next_tick = 0.0
         while self._running:
             beat(perf())  # wakes at least every IDLE_WAKE s, also with nothing to do
@@ -298,13 +304,18 @@ class SimulatedFirmware:
                         out = p.tick(now, dt)
                         if out and p.fault != "silent":
                             self._send_peer(p, out, now, send)
+                readers = None
+                if peers and msg is not None and not msg.is_error_frame:
+                    readers = peer_readers.get((msg.arbitration_id, bool(msg.is_extended_id)))
+                    if readers is None and peer_routes and msg.is_extended_id:
+                        aid = msg.arbitration_id
+                        readers = [p for m, v, p in peer_routes if aid & m == v] or None
                 if msg is not None and msg.is_extended_id and msg.arbitration_id == PING_ID:
                     # readiness probe of a driver in another process (.bus.wait_for_simulator)
                     send(can.Message(arbitration_id=PONG_ID, is_extended_id=True, data=bytes(msg.data)))
-                elif msg is not None and not msg.is_error_frame and \
-                        (msg.arbitration_id, bool(msg.is_extended_id)) in peer_readers:
+                elif readers is not None:
                     self.frames_handled += 1
-                    for p in peer_readers[(msg.arbitration_id, bool(msg.is_extended_id))]:
+                    for p in readers:
                         out = p.handle_frame(msg, now, dt)
                         if out and p.fault != "silent":
                             self._send_peer(p, out, now, send)

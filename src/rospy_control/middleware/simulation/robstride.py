@@ -29,18 +29,27 @@ Firmware behaviour modelled after the CyberGear manual chapter 4 and RobStride's
   manuals [U: not checked against a device]) drops the motor out of run mode when no frame arrived
   for that long;
 * ``fault = "silent"``: nothing is answered (a powered-off or disconnected motor).
+
+:func:`peer_for_unit` puts one on a simulated joint for the simulated firmware
+(:class:`RobStridePeer`: the joint is a :class:`~.joint.JointModel` from the unit's ``<simulation>``
+element, driven by the firmware's torque law in impedance form, :meth:`SimulatedRobStride.impedance`).
 """
 from __future__ import annotations
 
 import math
 import struct
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import can
 
 from rospy_control.middleware.protocols import robstride as rs
+from rospy_control.middleware.simulation.device import Impedance
+from rospy_control.middleware.simulation.joint import JointModel
 
-__all__ = ["SimulatedRobStride"]
+__all__ = ["SimulatedRobStride", "RobStridePeer", "peer_for_unit", "FAULT_SWITCHES"]
+
+#: the motor's own fault switches, named as the type-21 fault bits are in the manual [CG 4.1.10]
+FAULT_SWITCHES: Dict[str, int] = {name: 1 << bit for bit, name in rs.FAULT_BITS.items()}
 
 
 class SimulatedRobStride:
@@ -160,6 +169,35 @@ class SimulatedRobStride:
         else:
             tau = 0.0
         return max(-tmax, min(tmax, tau))
+
+    def impedance(self, p: float, v: float) -> Optional[Impedance]:
+        """The torque law of the present run mode at motor position ``p`` (before the zero shift) as an
+        impedance (None: not in run mode, the output is off): run_mode 0 as commanded; position modes
+        as a position loop (``loc_kp``, 1/s) whose speed is limited by ``limit_spd`` / ``vel_max``,
+        inside a speed loop (``spd_kp`` A/(rad/s) times the torque constant); speed mode as that speed
+        loop, its torque limited by ``limit_cur``; current mode as ``iq_ref`` times the torque constant.
+        The inner loops are a model, not the firmware's exact controllers."""
+        if self.mode != rs.MODE_RUN:
+            return None
+        lim = self.limits
+        run_mode = int(self.params[0x7005])
+        tmax = min(lim.t_max, abs(float(self.params[0x700B])))
+        kv = abs(float(self.params[0x701F])) * self.torque_constant
+        if run_mode == 0:
+            pd, vd, kp, kd, tff = self.cmd
+            return Impedance(pd + self.zero_shift, vd, kp, kd, tff, lim.t_max)
+        if run_mode in (1, 5):
+            pp = run_mode == 1 and self.model.lower() != "cybergear"
+            vmax = abs(float(self.params[0x7024] if pp else self.params[0x7017]))
+            target = float(self.params[0x7016]) + self.zero_shift
+            vd = max(-vmax, min(vmax, float(self.params[0x701E]) * (target - p)))
+            return Impedance(0.0, vd, 0.0, kv, 0.0, tmax)
+        if run_mode == 2:
+            limit = min(tmax, self.torque_constant * abs(float(self.params[0x7018])))
+            return Impedance(0.0, float(self.params[0x700A]), 0.0, kv, 0.0, limit)
+        if run_mode == 3:
+            return Impedance(0.0, 0.0, 0.0, 0.0, self.torque_constant * float(self.params[0x7006]), tmax)
+        return None
 
     def advance(self, now: float, dt: float) -> None:
         """Integrate the joint model up to ``now`` in steps of ``dt`` (semi-implicit Euler)."""
@@ -335,3 +373,116 @@ def _feedback_bits_of(fault_word: int) -> int:
 
 def _msg(frame: rs.Frame) -> can.Message:
     return can.Message(arbitration_id=frame.arbitration_id, is_extended_id=True, data=frame.data)
+
+
+class _JointDriven(SimulatedRobStride):
+    """The firmware alone: the joint is integrated by :class:`RobStridePeer`'s :class:`JointModel`,
+    which writes ``p``, ``v`` and ``tau`` before every frame."""
+
+    def advance(self, now: float, dt: float) -> None:
+        return
+
+
+class RobStridePeer:
+    """A :class:`SimulatedRobStride` on a :class:`JointModel`: the peer shape the simulated firmware
+    drives (:mod:`rospy_control.middleware.simulation.peers`).
+
+    Fault switches: ``silent`` and the type-21 fault bits by their manual names (:data:`FAULT_SWITCHES`,
+    e.g. ``undervoltage``, ``motor over-temperature``): the motor latches the fault, leaves run mode,
+    sends fault frames and refuses to enable; clear-fault does not clear it while the switch is on.
+    """
+
+    def __init__(self, device: SimulatedRobStride, joint: JointModel,
+                 host_id: int = rs.DEFAULT_HOST_ID) -> None:
+        self.device = device
+        self.joint = joint
+        self.host_id = host_id
+        self.fault: Optional[str] = None
+        self.fault_value: Optional[float] = None
+
+    @property
+    def name(self) -> str:
+        return self.device.name
+
+    @property
+    def frames(self) -> int:
+        return self.device.frames
+
+    @property
+    def latency(self) -> Optional[float]:
+        return self.device.latency
+
+    @property
+    def faults(self) -> Tuple[str, ...]:
+        return ("silent",) + tuple(FAULT_SWITCHES)
+
+    def listen_ids(self) -> List[Tuple[int, bool]]:
+        mid, host = self.device.motor_id, self.host_id
+        types = (rs.GET_ID, rs.ENABLE, rs.STOP, rs.SET_ZERO, rs.PARAM_READ, rs.PARAM_WRITE, rs.ACTIVE_REPORT)
+        return [(rs.make_id(t, host, mid), True) for t in types]
+
+    def listen_routes(self) -> List[Tuple[int, int]]:
+        """Operation-control frames carry the torque in id bits 23-8: matched on type and motor id."""
+        return [(0x1F0000FF, (rs.OPERATION_CONTROL << 24) | self.device.motor_id)]
+
+    def set_fault(self, fault: str, value: Optional[float] = None) -> None:
+        if fault not in self.faults:
+            raise ValueError(f"device '{self.name}': unknown fault '{fault}'; "
+                             f"known: {', '.join(self.faults)}")
+        self.fault, self.fault_value = fault, value
+        if fault == "silent":
+            self.device.fault = "silent"
+        else:
+            self.device.inject_fault(FAULT_SWITCHES[fault], persistent=True)
+
+    def clear_fault(self) -> None:
+        self.fault = self.fault_value = None
+        self.device.fault = None
+        self.device.remove_fault()
+
+    def joint_position(self) -> float:
+        return self.joint.p
+
+    def _advance(self, now: float, dt: float) -> None:
+        dev, j = self.device, self.joint
+        if dev.mode == rs.MODE_RUN and int(dev.params[0x7005]) in (1, 5):
+            law = dev.impedance     # the position loop depends on the position at every step
+        else:
+            imp = dev.impedance(j.p, j.v)   # constant between two frames
+
+            def law(p: float, v: float) -> Optional[Impedance]:
+                return imp
+        j.advance(now, dt, law)
+        dev.p, dev.v, dev.tau, dev.temperature = j.p, j.v, j.tau, j.temperature
+
+    def handle_frame(self, msg: can.Message, now: float, dt: float) -> List[can.Message]:
+        self._advance(now, dt)
+        return self.device.handle(msg, now, dt)
+
+    def tick(self, now: float, dt: float) -> List[can.Message]:
+        dev = self.device
+        # the joint is integrated when the motor has something to send (or a CAN timeout to watch);
+        # otherwise the next frame integrates it up to its own time (this runs every millisecond)
+        due = ((dev.reporting and dev._next_report is not None and now >= dev._next_report)
+               or (dev._next_fault_frame is not None and now >= dev._next_fault_frame)
+               or bool(dev.params[0x7028]))
+        if not due or dev.fault == "silent":
+            return []
+        self._advance(now, dt)
+        return dev.tick(now, dt)
+
+
+def peer_for_unit(unit: Any) -> RobStridePeer:
+    """The simulated motor of a :class:`~rospy_control.middleware.units.robstride.RobStrideMotor`: its
+    model, motor id and host id, the joint from its ``<simulation>`` element (torque limited to the
+    model's peak torque)."""
+    from rospy_control.middleware.simulation.peers import joint_model
+
+    limits = rs.limits_for(unit.model)
+    joint = joint_model(unit, {"torque_limit": limits.t_max})
+    reader = getattr(unit, "simulation_reader", None)
+    if reader is not None:
+        reader.finish()
+    device = _JointDriven(unit.name, unit.can_id, unit.model, inertia=joint.inertia, damping=joint.damping,
+                          friction=joint.friction, initial_position=joint.p, temperature=joint.temperature)
+    return RobStridePeer(device, joint, unit.host_id)
