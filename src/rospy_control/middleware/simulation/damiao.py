@@ -33,10 +33,13 @@ from typing import Dict, List, Optional, Set, Tuple, Union
 
 import can
 
+from rospy_control.middleware.config import non_negative, positive, to_float, to_int
 from rospy_control.middleware.protocols import damiao as dm
+from rospy_control.middleware.simulation import peers
 from rospy_control.middleware.simulation.device import Impedance, PhysicalState, SimulatedDevice
+from rospy_control.middleware.simulation.joint import SimulatedProtocolMotor
 
-__all__ = ["SimulatedDamiao"]
+__all__ = ["SimulatedDamiao", "peer_for_unit"]
 
 
 class SimulatedDamiao(SimulatedDevice):
@@ -225,3 +228,35 @@ class SimulatedDamiao(SimulatedDevice):
             self.registers[rid] = value
         return [self._message(self.master_id,
                               dm.pack_register_reply(self.slave_id, cmd, rid, self.registers[rid]))]
+
+
+def peer_for_unit(unit) -> SimulatedProtocolMotor:
+    """The simulated motor answering for a :class:`~rospy_control.middleware.units.damiao.DamiaoMotor`
+    (:mod:`.peers`): its slave and master ids, registers holding the unit's ranges, on a joint built
+    from the unit's ``<simulation>`` element (:func:`.peers.joint_model`, torque limit TMAX).
+
+    The motor's own ``<simulation>`` attributes: ``p_max``, ``v_max``, ``t_max`` (its range registers,
+    by default the configured ranges: set one differently to rehearse a mismatch), ``ctrl_mode`` (its
+    CTRL_MODE register at power-up, 1..4, default 1), ``can_timeout`` (its TIMEOUT register in s,
+    default 0), ``speed_gain`` / ``position_gain`` (its speed and position loops, registers 25 / 27).
+    """
+    ranges = unit.ranges
+    joint = peers.joint_model(unit, {"torque_limit": float(ranges.tmax)})
+    r = unit.simulation_reader
+    values = {"p_max": ranges.pmax, "v_max": ranges.vmax, "t_max": ranges.tmax, "can_timeout": 0.0,
+              "speed_gain": 0.5, "position_gain": 20.0}
+    mode = dm.MODE_MIT
+    if r is not None:
+        for key in ("p_max", "v_max", "t_max", "speed_gain", "position_gain"):
+            values[key] = r.get(key, to_float, values[key], check=positive, expected="a positive number")
+        values["can_timeout"] = r.get("can_timeout", to_float, 0.0, check=non_negative,
+                                      expected="a number of seconds >= 0")
+        mode = r.get("ctrl_mode", to_int, mode, check=lambda v: v in dm.MODE_OFFSETS,
+                     expected="a DaMiao control mode 1..4 (1 MIT, 2 position-velocity, 3 velocity, "
+                              "4 force-position)")
+        r.finish()
+    device = SimulatedDamiao(unit.name, unit.can_id, unit.master_id,
+                             dm.DamiaoRanges(values["p_max"], values["v_max"], values["t_max"]), mode=mode,
+                             can_timeout=values["can_timeout"], speed_gain=values["speed_gain"],
+                             position_gain=values["position_gain"])
+    return SimulatedProtocolMotor(device, joint)
