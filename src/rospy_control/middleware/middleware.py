@@ -294,9 +294,12 @@ class Middleware:
         :raises HardwareError: unknown unit, or its channel is not simulated.
         :raises ValueError: unknown fault.
         """
-        if fault not in FAULTS and fault not in BUS_FAULTS:
-            raise ValueError(f"unknown simulated fault '{fault}'; known: {', '.join(FAULTS + BUS_FAULTS)}")
         sim = self.simulator_of(unit)
+        # a protocol device (simulation/peers.py) has fault switches of its own (the manual's error names)
+        own = tuple(getattr(sim.by_name.get(unit), "faults", ()))
+        if fault not in FAULTS and fault not in BUS_FAULTS and fault not in own:
+            raise ValueError(f"unknown simulated fault '{fault}'; known: "
+                             f"{', '.join(FAULTS + BUS_FAULTS + tuple(f for f in own if f not in FAULTS))}")
         if fault == "bus_off":
             sim.set_bus_off(on)
             return
