@@ -39,7 +39,7 @@ from rospy_control.middleware.simulation import peers
 from rospy_control.middleware.simulation.device import Impedance, PhysicalState, SimulatedDevice
 from rospy_control.middleware.simulation.joint import SimulatedProtocolMotor
 
-__all__ = ["SimulatedDamiao", "peer_for_unit"]
+__all__ = ["SimulatedDamiao", "DamiaoPeer", "peer_for_unit"]
 
 
 class SimulatedDamiao(SimulatedDevice):
@@ -230,6 +230,18 @@ class SimulatedDamiao(SimulatedDevice):
                               dm.pack_register_reply(self.slave_id, cmd, rid, self.registers[rid]))]
 
 
+class DamiaoPeer(SimulatedProtocolMotor):
+    """A DaMiao motor on its joint, as the firmware drives it.  A DaMiao motor sends nothing on its own:
+    the firmware's 1 ms tick only applies its CAN timeout (the joint is integrated up to each received
+    frame, so it is not advanced at every tick, which kept a simulator of many motors busy for nothing)."""
+
+    def tick(self, now: float, dt: float) -> List[can.Message]:
+        device = self.device
+        if device.enabled and device.can_timeout > 0.0:
+            device.expire(self.joint.state(), now)
+        return []
+
+
 def peer_for_unit(unit) -> SimulatedProtocolMotor:
     """The simulated motor answering for a :class:`~rospy_control.middleware.units.damiao.DamiaoMotor`
     (:mod:`.peers`): its slave and master ids, registers holding the unit's ranges, on a joint built
@@ -259,4 +271,4 @@ def peer_for_unit(unit) -> SimulatedProtocolMotor:
                              dm.DamiaoRanges(values["p_max"], values["v_max"], values["t_max"]), mode=mode,
                              can_timeout=values["can_timeout"], speed_gain=values["speed_gain"],
                              position_gain=values["position_gain"])
-    return SimulatedProtocolMotor(device, joint)
+    return DamiaoPeer(device, joint)
