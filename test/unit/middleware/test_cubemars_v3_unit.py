@@ -115,7 +115,8 @@ def test_frames_are_those_of_the_v3_codec():
     msg = m.poll(0.004)
     assert (msg.arbitration_id, msg.dlc) == (0x868, 8)
     assert bytes(msg.data) == cm.pack_command(1.0, 2.0, 20.0, 0.5, 3.0, limits, cm.LAYOUT_V3)
-    # gains first: kp 20 of 0..500 in 12 bits (truncating) is 0x0A3 -> byte 0 = 0x0A, high nibble of byte 1 = 3
+    # gains first: kp 20 of 0..500 in 12 bits (truncating) is 0x0A3:
+    # byte 0 = 0x0A, high nibble of byte 1 = 3
     assert msg.data[0] == 0x0A and msg.data[1] >> 4 == 0x3
     m.on_frame(0x2968, cm.pack_feedback(0.5, 0.0, 0.0, m.scale), 0.004)
     m.end_cycle(0.005)

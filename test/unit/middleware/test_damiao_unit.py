@@ -49,12 +49,10 @@ def test_startup_reads_the_range_registers_and_motors_share_a_master_id_with_mit
     assert b.registers[dm.RID_VMAX] == 8.0 and b.registers[dm.RID_TMAX] == 28.0
     assert a.ctrl_mode == dm.MODE_MIT
     assert device(mw, "a").enabled and device(mw, "b").enabled
-    for name, target in (("a", 0.8), ("b", -0.6), ("g", 0.4)):
-        mw.unit(name).set_command(ControlMode.POSITION, target)
+    targets = (("a", 0.8), ("b", -0.6), ("g", 0.4))
     assert wait_until(commanding(
-        lambda: [mw.unit(n).set_command(ControlMode.POSITION, t) for n, t in (("a", 0.8), ("b", -0.6), ("g", 0.4))],
-        lambda: all(abs(mw.snapshot()[n].position - t) < 0.02 for n, t in (("a", 0.8), ("b", -0.6), ("g", 0.4)))),
-        timeout=5.0)
+        lambda: [mw.unit(n).set_command(ControlMode.POSITION, t) for n, t in targets],
+        lambda: all(abs(mw.snapshot()[n].position - t) < 0.02 for n, t in targets)), timeout=5.0)
     assert mw.mode_confirmed("a", ControlMode.POSITION)
 
 
@@ -94,8 +92,8 @@ def test_can_timeout_is_written_to_the_timeout_register_or_read_from_it(make_mw)
 
 # -- modes -------------------------------------------------------------------------------------------
 def test_position_velocity_and_velocity_modes_switch_ctrl_mode(make_mw):
-    mw = make_mw(dm_xml(dm_unit("a", 1, 'model="DM4310" position_mode="position_velocity" '
-                                       'velocity_mode="velocity" speed_limit="3"')))
+    attrs = 'model="DM4310" position_mode="position_velocity" velocity_mode="velocity" speed_limit="3"'
+    mw = make_mw(dm_xml(dm_unit("a", 1, attrs)))
     mw.start()
     a = mw.unit("a")
     assert not a.CAPABILITIES.position_velocity_ff and not a.CAPABILITIES.velocity_effort_ff
@@ -222,7 +220,8 @@ def test_frames_are_byte_exact():
     assert (msg.arbitration_id, bytes(msg.data)) == (0x7FF, bytes.fromhex("01 00 55 0A 02 00 00 00"))
     u.on_frame(0x11, dm.pack_register_reply(1, dm.REG_WRITE, 10, 2), t + 0.002)
     msg = u.poll(t + 0.004)
-    assert (msg.arbitration_id, bytes(msg.data), msg.dlc) == (0x101, bytes.fromhex("00 00 80 3F 00 00 00 40"), 8)
+    assert (msg.arbitration_id, msg.dlc) == (0x101, 8)
+    assert bytes(msg.data) == bytes.fromhex("00 00 80 3F 00 00 00 40")
     u.on_frame(0x11, dm.pack_reply(1, 1, 0, 0, 0, u.ranges), t + 0.004)
     # D4 velocity on 0x201, 4 bytes
     u.set_command(ControlMode.VELOCITY, 3.0)

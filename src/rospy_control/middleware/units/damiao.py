@@ -95,8 +95,8 @@ class DamiaoMotor(RequestReplyActuator):
                  speed_limit: Optional[float] = None, can_timeout: Optional[float] = None,
                  velocity_dlc: int = DEFAULT_VELOCITY_DLC, model: Optional[str] = None, **kwargs) -> None:
         if kwargs.get("firmware_timeout"):
-            raise ConfigError(f"motor '{name}': firmware_timeout is not used by a DamiaoMotor: its CAN timeout "
-                              "is the motor's TIMEOUT register, set it with can_timeout")
+            raise ConfigError(f"motor '{name}': firmware_timeout is not used by a DamiaoMotor: its CAN "
+                              "timeout is the motor's TIMEOUT register, set it with can_timeout")
         if not 1 <= can_id <= 0xFF:
             raise ConfigError(f"motor '{name}': can_id 0x{can_id:X} outside the DaMiao slave ids 0x01..0xFF "
                               "(commands use can_id, 0x100 + can_id and 0x200 + can_id)")
@@ -169,9 +169,9 @@ class DamiaoMotor(RequestReplyActuator):
         if None in values:
             missing = [a for a, v in zip(("p_max", "v_max", "t_max"), values) if v is None]
             raise r.element.error(
-                f"a DamiaoMotor needs its MIT ranges: attribute 'model' (one of {', '.join(dm.MODEL_RANGES)}) "
-                f"or {', '.join(repr(m) for m in missing)} (the registers PMAX/VMAX/TMAX, checked against the "
-                "motor at start-up)")
+                "a DamiaoMotor needs its MIT ranges: attribute 'model' (one of "
+                f"{', '.join(dm.MODEL_RANGES)}) or {', '.join(repr(m) for m in missing)} (the registers "
+                "PMAX/VMAX/TMAX, checked against the motor at start-up)")
         return dict(
             model=model,
             ranges=dm.DamiaoRanges(*values),
@@ -372,8 +372,9 @@ class DamiaoMotor(RequestReplyActuator):
             try:
                 dm.check_ranges_match(self.name, self.ranges, self.registers)
             except dm.RangesMismatchError as err:
-                self._startup_failed(f"{err} (set the motor's registers or the unit's "
-                                     f"{'model/' if self.model else ''}p_max/v_max/t_max in the hardware XML)")
+                what = "model/p_max/v_max/t_max" if self.model else "p_max/v_max/t_max"
+                self._startup_failed(f"{err} (set the motor's registers or the unit's {what} in the "
+                                     "hardware XML)")
         elif rid == dm.RID_TIMEOUT:
             seconds = dm.register_to_timeout(int(value))
             want = self.can_timeout

@@ -132,7 +132,8 @@ class Motor(RequestReplyActuator):
                  firmware_timeout: float = DEFAULT_FIRMWARE_TIMEOUT, firmware: str = "mit",
                  frame_layout: str = cm.LAYOUT_V3, scale: cm.CubeMarsV3Scale = cm.CubeMarsV3Scale()) -> None:
         if firmware not in FIRMWARES:
-            raise ConfigError(f"motor '{name}': firmware must be one of {', '.join(FIRMWARES)}, got {firmware!r}")
+            raise ConfigError(f"motor '{name}': firmware must be one of {', '.join(FIRMWARES)}, "
+                              f"got {firmware!r}")
         self.firmware = firmware
         self.v3 = firmware == "cubemars_v3"
         if self.v3:
@@ -140,8 +141,8 @@ class Motor(RequestReplyActuator):
                 raise ConfigError(f"motor '{name}': can_id 0x{can_id:X} outside the CubeMars controller ids "
                                   "0x00..0xFF")
             if frame_layout not in (cm.LAYOUT_V3, cm.LAYOUT_MIT):
-                raise ConfigError(f"motor '{name}': frame_layout must be '{cm.LAYOUT_V3}' or '{cm.LAYOUT_MIT}', "
-                                  f"got {frame_layout!r}")
+                raise ConfigError(f"motor '{name}': frame_layout must be '{cm.LAYOUT_V3}' or "
+                                  f"'{cm.LAYOUT_MIT}', got {frame_layout!r}")
             self.EXTENDED_IDS = True
             self.ERRORS = dict(cm.ERRORS)
             reply_dlc = 8
@@ -196,9 +197,11 @@ class Motor(RequestReplyActuator):
             d = cm.CubeMarsV3Scale()
             kw["frame_layout"] = r.get("frame_layout", to_str, cm.LAYOUT_V3,
                                        check=lambda v: v in (cm.LAYOUT_V3, cm.LAYOUT_MIT),
-                                       expected=f"'{cm.LAYOUT_V3}' (gains first) or '{cm.LAYOUT_MIT}' (Mini-Cheetah order)")
+                                       expected=f"'{cm.LAYOUT_V3}' (gains first) or '{cm.LAYOUT_MIT}' "
+                                                "(Mini-Cheetah order)")
             kw["scale"] = cm.CubeMarsV3Scale(
-                r.get("pole_pairs", to_int, d.pole_pairs, check=lambda v: v > 0, expected="a positive integer"),
+                r.get("pole_pairs", to_int, d.pole_pairs, check=lambda v: v > 0,
+                      expected="a positive integer"),
                 r.get("gear_ratio", to_float, d.gear_ratio, check=positive, expected="a positive ratio"),
                 r.get("torque_constant", to_float, d.torque_constant, check=positive,
                       expected="a positive torque constant (output N m per A)"))
