@@ -289,3 +289,22 @@ def test_command_is_limp_until_commanded():
     u = DamiaoMotor("a", 1, dm.MODEL_RANGES["DM4310"])
     assert u.command == Command(ControlMode.NONE)
     assert u.effort_range == (-10.0, 10.0)
+
+
+def test_a_reset_restores_the_ram_registers_a_power_cycle_reset(make_mw):
+    mw = make_mw(dm_xml(dm_unit("a", 1, 'model="DM4310" can_timeout="0.5"')))
+    mw.start()
+    a = mw.unit("a")
+    assert wait_until(lambda: mw.snapshot()["a"].enabled, timeout=5.0)
+    sim = mw.simulator("bus")
+    sim.set_fault("a", "under-voltage")
+    assert wait_until(lambda: mw.snapshot()["a"].fault, timeout=5.0)
+    dev = device(mw, "a")
+    dev.registers[dm.RID_CTRL_MODE] = dm.MODE_VEL    # powered up with other RAM values
+    dev.registers[dm.RID_TIMEOUT] = 0
+    sim.clear_fault("a")
+    assert mw.reset_faults(["a"]) == {}
+    assert dev.registers[dm.RID_TIMEOUT] == 10000
+    assert wait_until(commanding(lambda: a.set_command(ControlMode.POSITION, 0.4),
+                                 lambda: abs(mw.snapshot()["a"].position - 0.4) < 0.02), timeout=5.0)
+    assert dev.mode == dm.MODE_MIT and a.ctrl_mode == dm.MODE_MIT

@@ -22,7 +22,9 @@ What the unit does beyond :class:`~rospy_control.middleware.units.RequestReplyAc
   a FAULT naming the motor, the register and both values; the motor is never enabled), reads
   CTRL_MODE and TIMEOUT, writes TIMEOUT when ``can_timeout`` is given and differs, clears a latched
   error, then enables.  A motor that does not answer faults with a reason naming the motor, the
-  register read and the ids.  A reset (``~reset_faults``) repeats the same sequence.
+  register read and the ids.  A reset (``~reset_faults``) repeats the sequence while the ranges were
+  never confirmed; afterwards it clears the error, restores TIMEOUT (and CTRL_MODE before the next
+  command: a power cycle resets RAM registers) and enables, two or three frames.
 * the **state nibble** of every reply: an error state (over-voltage, under-voltage, over-current,
   MOS over-temperature, coil over-temperature, communication loss, overload) faults the motor with
   that name; a motor that answers a command as *disabled* is enabled again.
@@ -149,6 +151,7 @@ class DamiaoMotor(RequestReplyActuator):
         #: CTRL_MODE writes sent (mode switches)
         self.mode_switches = 0
         self._ops: List[_Op] = []
+        self._ranges_ok = False               # the range registers were read and matched
         self._op: Optional[_Op] = None       # the register operation in flight
         self._kind = ""                       # what the latest poll sent: command/enable/disable/zero/op
         self._enc_mode = dm.MODE_MIT          # DaMiao mode of the frame in self._encoded
@@ -255,6 +258,7 @@ class DamiaoMotor(RequestReplyActuator):
                  command_timeout: float = 0.0) -> None:
         super().activate(now, enable, fault_timeout, period, command_timeout)
         self._op = None
+        self._ranges_ok = False
         self._ops = self._startup_ops() if enable else []
 
     def _startup_ops(self) -> List[_Op]:
@@ -371,6 +375,7 @@ class DamiaoMotor(RequestReplyActuator):
         elif rid == dm.RID_TMAX and reg.cmd == dm.REG_READ:
             try:
                 dm.check_ranges_match(self.name, self.ranges, self.registers)
+                self._ranges_ok = True
             except dm.RangesMismatchError as err:
                 what = "model/p_max/v_max/t_max" if self.model else "p_max/v_max/t_max"
                 self._startup_failed(f"{err} (set the motor's registers or the unit's {what} in the "
@@ -417,7 +422,15 @@ class DamiaoMotor(RequestReplyActuator):
     def on_probe_start(self, now: float) -> None:
         super().on_probe_start(now)
         self._op = None
-        self._ops = self._startup_ops()
+        if not self._ranges_ok:
+            self._ops = self._startup_ops()      # the start-up checks never passed: all of them again
+            return
+        # the ranges live in flash and were checked: clear the error (and restore the RAM registers a
+        # power cycle may have reset: TIMEOUT now, CTRL_MODE by a write before the next command)
+        self._ops = [("clear",)]
+        if self.can_timeout is not None:
+            self._ops.append(("write", dm.RID_TIMEOUT, dm.timeout_to_register(self.can_timeout)))
+        self.ctrl_mode = None
 
     def on_probe_failed(self) -> None:
         super().on_probe_failed()
