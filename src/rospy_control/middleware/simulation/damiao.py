@@ -74,6 +74,9 @@ class SimulatedDamiao(SimulatedDevice):
         #: times the CAN timeout latched communication loss
         self.timeouts = 0
         self.flash_stores = 0
+        #: the MIT torque law of the current command, built once per command (the joint asks at every
+        #: integration step); None: build it (command, zero or registers changed)
+        self._imp: Optional[Impedance] = None
 
     # -- registers as values -----------------------------------------------------------------------
     @property
@@ -115,12 +118,15 @@ class SimulatedDamiao(SimulatedDevice):
         if not self.enabled or self.error is not None or self.command is None:
             return None
         mode, c = self.command
+        if mode == dm.MODE_MIT and self._imp is not None:
+            return self._imp
         r = self.registers
         tmax = float(r[dm.RID_TMAX])
-        kv, kpos = float(r[25]), float(r[27])
         if mode == dm.MODE_MIT:
             p, v, kp, kd, t = c
-            return Impedance(p + self.zero, v, kp, kd, t, tmax)
+            self._imp = Impedance(p + self.zero, v, kp, kd, t, tmax)
+            return self._imp
+        kv, kpos = float(r[25]), float(r[27])
         if mode == dm.MODE_VEL:
             return Impedance(0.0, c[0], 0.0, kv, 0.0, tmax)
         limit = abs(c[1])
@@ -177,6 +183,7 @@ class SimulatedDamiao(SimulatedDevice):
             return []
         if self.enabled and self.error is None:
             self.command = (mode, values)
+            self._imp = None
         return self._reply(state)
 
     def _decode(self, mode: int, data: bytes) -> Tuple[float, ...]:
@@ -189,6 +196,7 @@ class SimulatedDamiao(SimulatedDevice):
         return dm.unpack_force_pos(data)
 
     def _special(self, code: int, state: PhysicalState) -> None:
+        self._imp = None
         if code == 0xFC:       # enable
             if self.error is None:
                 self.enabled = True
@@ -226,6 +234,7 @@ class SimulatedDamiao(SimulatedDevice):
             if rid in (dm.RID_PMAX, dm.RID_VMAX, dm.RID_TMAX) and not value > 0.0:
                 return []
             self.registers[rid] = value
+            self._imp = None
         return [self._message(self.master_id,
                               dm.pack_register_reply(self.slave_id, cmd, rid, self.registers[rid]))]
 
@@ -234,6 +243,10 @@ class DamiaoPeer(SimulatedProtocolMotor):
     """A DaMiao motor on its joint, as the firmware drives it.  A DaMiao motor sends nothing on its own:
     the firmware's 1 ms tick only applies its CAN timeout (the joint is integrated up to each received
     frame, so it is not advanced at every tick, which kept a simulator of many motors busy for nothing)."""
+
+    def advance(self, now: float, dt: float) -> None:
+        # the device has no controller state of its own to step (SimulatedDevice.step is empty)
+        self.joint.advance(now, dt, self.device.impedance)
 
     def tick(self, now: float, dt: float) -> List[can.Message]:
         device = self.device
