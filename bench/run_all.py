@@ -14,6 +14,8 @@ Scenarios (each short, the whole run well under 3 minutes):
   on a private port);
 * bus request/reply cost, 12 MIT motors on one bus at 500 Hz vs. the python-can floor for the same
   frames (:mod:`bench_middleware`);
+* the example arm on each motor protocol (:mod:`bench_protocols`): the bus thread's CPU per cycle and
+  the highest channel rate reached, per ``config/arm_hardware*.xml``;
 * the trajectory downlink (:mod:`bench_downlink`): goal accepted -> first pulse, cancel -> deceleration,
   feedback rate and age, executed vs planned in steps, clock-sync error, and a plot of planned against
   executed positions.
@@ -46,6 +48,7 @@ import bench_controller_manager  # noqa: E402
 import bench_downlink  # noqa: E402
 import bench_middleware  # noqa: E402
 import bench_node  # noqa: E402
+import bench_protocols  # noqa: E402
 
 ANCHOR_DEFAULT = os.path.join(tempfile.gettempdir(), "anchor_ws", "devel", "lib", "anchor_bench",
                               "anchor_bench")
@@ -263,6 +266,23 @@ def main() -> int:
                  ""))
     rows.append(("", "cycle rate reached / late cycles", f"{fmt(mw['rate'])} Hz / {fmt(mw['late_pct'], 2)} %",
                  f"floor {fmt(floor['rate'])} Hz / {fmt(floor['late_pct'], 2)} %", ""))
+
+    print("protocols ...", file=sys.stderr)
+    try:
+        protos = bench_protocols.run(duration=1.0 if args.quick else 2.0)
+    except Exception as err:  # noqa: BLE001 -- one failed scenario must not lose the table
+        protos = [{"protocol": "all", "error": repr(err)}]
+    results["protocols"] = protos
+    for k, r in enumerate(protos):
+        scenario = "example arm per protocol (simulated devices in the process)" if k == 0 else ""
+        if "error" in r:
+            rows.append((scenario, f"{r['protocol']}", "n/a", r["error"], ""))
+            continue
+        metric = f"{r['protocol']}, channel {r['channel']}: bus thread CPU per cycle / highest rate"
+        rows.append((scenario, metric,
+                     f"{fmt(r['cpu_us_per_cycle'])} us / {fmt(r['highest_rate_hz'], 0)} Hz",
+                     f"at {fmt(r['nominal_hz'], 0)} Hz: reached {fmt(r['rate_hz'])} Hz, "
+                     f"late {fmt(r['late_pct'], 2)} %, bus load {fmt(r['bus_load_pct'])} % at 1 Mbit/s", ""))
 
     print("trajectory downlink ...", file=sys.stderr)
     dl_plot = os.path.join(os.path.dirname(os.path.abspath(args.out)), "downlink_planned_vs_executed.png")

@@ -4,8 +4,8 @@ FollowJointTrajectory client and an operator see it, in the branch of ``~use_ros
 
 Parameters: ``~motor`` (the unit whose faults are injected) and ``~joint`` (its joint),
 ``~device_fault`` (a fault switch of the simulated device that makes the device report an error of
-its own; ``~device_fault_value`` its value, 0 by default) and ``~device_error`` (what the abort must say about it: the error's name as the
-manufacturer's manual names it).
+its own; ``~device_fault_value`` its value, 0 by default) and ``~device_error`` (what the abort
+must say about it: the error's name as the manufacturer's manual names it).
 
 * a trajectory goal at goal tolerance 0.01 succeeds and ``/joint_states`` ends within it;
 * the device falls silent during a goal: the goal aborts naming the joint and the device,

@@ -5,9 +5,11 @@ The launch file starts the board program (scripts/trajectory_board, simulated pu
 process and the driver with the board RobotHW, in the branch of ``~use_ros_control``.  Checked as a
 FollowJointTrajectory client sees it: ``/arm_controller/follow_joint_trajectory`` executes goals and
 ``/joint_states`` (the board's feedback) ends at the goal; tolerances, cancel, replacement, a board
-fault (injected through the board program's ``--fault-file``) and ``~reset_faults``, and the driver
-frozen by SIGSTOP mid-trajectory.  With ``~protocol`` = seed (a board speaking seed 004's protocol):
-open loop, a goal succeeds at its end time, ``/diagnostics`` says so, a cancel is not claimed.
+fault (injected through the board program's ``--fault-file``) and ``~reset_faults``, the connection
+cut mid-goal (the same file's ``DISCONNECT``: the goal aborts naming the board, the board ramps to a
+stop by itself, the driver reconnects), and the driver frozen by SIGSTOP mid-trajectory.  With
+``~protocol`` = seed (a board speaking seed 004's protocol): open loop, a goal succeeds at its end
+time, ``/diagnostics`` says so, a cancel is not claimed.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ import rospy
 import rostest
 from actionlib_msgs.msg import GoalStatus
 from control_msgs.msg import FollowJointTrajectoryGoal, FollowJointTrajectoryResult, JointTolerance
+from controller_manager_msgs.srv import ListControllers
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectoryPoint
 
@@ -48,7 +51,14 @@ class StepperArmTest(unittest.TestCase):
         if not u.wait_for(lambda: cls.js.positions(cls.joints) is not None, 60.0):
             raise AssertionError("no /joint_states with the arm joints")
         if rospy.get_param("~use_ros_control"):
+            # the action server is up once the spawner loaded the controller; goals need it started
             rospy.wait_for_service("controller_manager/list_controllers", 60.0)
+            listing = rospy.ServiceProxy("controller_manager/list_controllers", ListControllers)
+
+            def running():
+                return any(c.name == ARM and c.state == "running" for c in listing().controller)
+            if not u.wait_for(running, 60.0, step=0.1):
+                raise AssertionError(f"{ARM} not running: {listing()}")
         # the board connected: the joints leave their start-up fault
         if cls.protocol == "full":
             ok = u.wait_for(lambda: (cls.diag.status("robot_hw") or {}).get("connected") == "True", 60.0)
@@ -138,15 +148,27 @@ class StepperArmTest(unittest.TestCase):
         self.assertTrue(u.wait_for(lambda: max(abs(a - b) for a, b in zip(self.here(), target)) <= 1.5 * STEP,
                                    5.0))
 
+    def board_hook(self, text):
+        """Write the board program's --fault-file (whole or absent: written aside, then renamed)."""
+        with open(self.fault_file + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(self.fault_file + ".tmp", self.fault_file)
+
+    def reset_faults(self):
+        reset = rospy.ServiceProxy("driver/reset_faults", Trigger)
+        rospy.wait_for_service("driver/reset_faults", 10.0)
+        # refused while the board still decelerates; then clears the latched fault
+        self.assertTrue(u.wait_for(lambda: reset().success, 10.0, step=0.3))
+        self.assertTrue(u.wait_for(lambda: (self.diag.status("robot_hw") or {}).get("level") == "0", 10.0),
+                        self.diag.status("robot_hw"))
+
     def test_5_board_fault_aborts_with_its_code_and_reset_faults_clears_it(self):
         if self.protocol != "full" or not self.fault_file:
             self.skipTest("needs the full protocol and the board's fault file")
         self.settle()
         self.send([0.5, 0, 0, 0, 0, 0], duration=2.5)
         time.sleep(0.6)
-        with open(self.fault_file + ".tmp", "w") as f:
-            f.write("LIMIT_SWITCH joint_3 limit switch hit")
-        os.replace(self.fault_file + ".tmp", self.fault_file)
+        self.board_hook("LIMIT_SWITCH joint_3 limit switch hit")
         state, result = self.result()
         self.assertEqual(state, GoalStatus.ABORTED, result)
         self.assertIn("LIMIT_SWITCH", result.error_string)
@@ -155,13 +177,48 @@ class StepperArmTest(unittest.TestCase):
         self.send([0.05, 0, 0, 0, 0, 0], duration=0.5)
         state, _ = self.result()
         self.assertIn(state, (GoalStatus.REJECTED, GoalStatus.ABORTED))
-        reset = rospy.ServiceProxy("driver/reset_faults", Trigger)
-        rospy.wait_for_service("driver/reset_faults", 10.0)
-        self.assertTrue(u.wait_for(lambda: reset().success, 10.0, step=0.3))
-        self.assertTrue(u.wait_for(lambda: (self.diag.status("robot_hw") or {}).get("level") == "0", 10.0))
+        self.reset_faults()
         self.send([-0.1, 0, 0, 0, 0, 0], duration=0.8)
         state, result = self.result()
         self.assertEqual(state, GoalStatus.SUCCEEDED, result)
+
+    def test_5b_connection_lost_mid_goal_aborts_the_board_stops_and_the_driver_reconnects(self):
+        if self.protocol != "full" or not self.fault_file:
+            self.skipTest("needs the full protocol and the board's fault file")
+        self.settle()
+        start = self.here()
+        delta = 0.5
+        self.send([delta, 0, 0, 0, 0, 0], duration=3.0)
+        self.assertTrue(u.wait_for(lambda: self.here()[0] - start[0] > 0.01, 5.0), "the arm never moved")
+        self.board_hook("DISCONNECT")         # the board drops the host's socket, no goodbye
+        state, result = self.result()
+        self.assertEqual(state, GoalStatus.ABORTED, result)
+        self.assertIn("stepper_arm_board", result.error_string)
+        self.assertIn("connection lost", result.error_string)
+
+        # the driver reconnects by itself and /diagnostics shows the fault the board latched
+        def reconnected_and_faulted():
+            st = self.diag.status("robot_hw") or {}
+            return (st.get("connected") == "True" and st.get("fault") == "CONNECTION_LOST"
+                    and st["level"] == "2")
+        self.assertTrue(u.wait_for(reconnected_and_faulted, 15.0), self.diag.status("robot_hw"))
+        # the board ramped to a stop by itself: /joint_states (its feedback again) at rest, short of the goal
+        self.settle()
+        travelled = self.here()[0] - start[0]
+        self.assertTrue(0.01 < travelled < delta - 0.1, travelled)
+        time.sleep(0.5)
+        self.assertAlmostEqual(self.here()[0], start[0] + travelled, delta=0.5 * STEP)   # and stays there
+        # refused while the fault lasts; ~reset_faults clears it; a new goal succeeds
+        self.send([0.05, 0, 0, 0, 0, 0], duration=0.5)
+        state, _ = self.result()
+        self.assertIn(state, (GoalStatus.REJECTED, GoalStatus.ABORTED))
+        self.reset_faults()
+        goal = self.send([-0.1, 0.05, 0, 0, 0, 0], duration=0.8)
+        state, result = self.result()
+        self.assertEqual(state, GoalStatus.SUCCEEDED, result)
+        target = goal.trajectory.points[-1].positions
+        self.assertTrue(u.wait_for(lambda: max(abs(a - b) for a, b in zip(self.here(), target)) <= 1.5 * STEP,
+                                   5.0), (self.here(), list(target)))
 
     def test_6_driver_frozen_for_0_3_s_does_not_disturb_the_trajectory(self):
         self.settle()

@@ -6,7 +6,7 @@ later one fails (nothing half-starts):
 
 1. read the private parameters below;
 2. with ``~robot_hardware`` (see below): load and ``init`` that RobotHW, skip to step 4; otherwise
-   build the :class:`~rospy_control.middleware.Middleware` from ``~configure`` (a file path or the
+   build the :class:`~rospy_control.middleware.Middleware` from ``~hardware_config`` (a file path or the
    XML text itself), honouring ``~sim``;
 3. read the URDF from ``robot_description`` (resolved in the node's namespace, as
    ``robot_state_publisher`` does) and build the
@@ -52,11 +52,12 @@ Private parameters (all settable from ``launch/bringup.launch`` arguments):
   ``pkg/Type``, the class ``Type`` of the Python package ``pkg``, or ``module:Class``) and that
   RobotHW's own parameters under ``~<name>/``; it is constructed without arguments and given
   ``init(root_nh, ~<name>)`` (``docs/writing_a_robot_hw.md``).  Absent, ``robot_hardware`` in the
-  node's namespace is used the same way (``<name>/...`` there).  With either, ``~configure``,
+  node's namespace is used the same way (``<name>/...`` there).  With either, ``~hardware_config``,
   ``~sim``, ``~sim_process`` and ``~hold_mode`` are not used, ``~sim/*`` is not offered, and
   ``~reset_faults`` is offered only when the RobotHW has ``reset_faults() -> (success, message)``
   (e.g. ``rospy_control/BoardRobotHW``).
-* ``~configure`` (string, **required** without ``~robot_hardware``) -- hardware XML: a file path, or the
+* ``~hardware_config`` (string, **required** without ``~robot_hardware``; its former name ``~configure``
+  still works, with a deprecation warning) -- hardware XML: a file path, or the
   XML text itself.
 * ``~sim`` (bool, default true) -- true: every CAN channel is simulated (the XML's ``<simulation>``
   elements give the model; channels without one get default models); false: every
@@ -187,7 +188,7 @@ class Driver:
     def __init__(self, params: DriverParams) -> None:
         self.params = params
         self.middleware: Optional[Middleware] = None
-        #: the RobotHW: ``~robot_hardware``'s, or the MiddlewareRobotHW of ``~configure``
+        #: the RobotHW: ``~robot_hardware``'s, or the MiddlewareRobotHW of ``~hardware_config``
         self.robot_hw: Optional[RobotHW] = None
         self.root_nh: Optional[RosNodeHandle] = None
         #: both branches; in the standalone one without its ROS API (:attr:`cm_ros` stays None)
@@ -266,9 +267,9 @@ class Driver:
                     _simulated(mw) if p.sim else "")
 
     def _build_middleware_robot_hw(self) -> None:
-        """The default RobotHW: the CAN middleware of ``~configure`` (hardware XML) under the URDF."""
+        """The default RobotHW: the CAN middleware of ``~hardware_config`` (hardware XML) under the URDF."""
         p = self.params
-        self.middleware = Middleware.from_xml(p.configure, simulate=True if p.sim else False)
+        self.middleware = Middleware.from_xml(p.hardware_config, simulate=True if p.sim else False)
         if p.sim and p.sim_process:
             key = p.sim_bus_key or default_bus_key(rosgraph.get_master_uri(), rospy.get_namespace())
             self.middleware.use_simulator_process(key, wait=p.sim_wait)
@@ -512,7 +513,7 @@ SWITCH_INTERVAL = 0.001
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the driver node until shutdown (details of each in the module docstring).
 
-    Private parameters: ``~configure`` (hardware XML path or text, required), ``~sim`` (true),
+    Private parameters: ``~hardware_config`` (hardware XML path or text, required), ``~sim`` (true),
     ``~sim_process`` (false), ``~sim_bus_key`` (master port + namespace), ``~sim_node`` (sim),
     ``~sim_wait`` (60 s), ``~use_ros_control`` (true), ``~control_rate`` (200 Hz), ``~publish_rate`` (100 Hz),
     ``~start_joint_state_controller`` (true), ``~joint_state_controller`` (its name),
@@ -541,8 +542,11 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _run() -> int:
     driver = None
     try:
-        driver = Driver(DriverParams(lambda name, default: rospy.get_param("~" + name, default),
-                                     rospy.get_param("robot_hardware", None)))
+        params = DriverParams(lambda name, default: rospy.get_param("~" + name, default),
+                              rospy.get_param("robot_hardware", None))
+        for text in params.deprecations:
+            rospy.logwarn("driver: %s", text)
+        driver = Driver(params)
         driver.start()
     except ConfigError as err:
         rospy.logfatal("driver: configuration error, not starting: %s", err)

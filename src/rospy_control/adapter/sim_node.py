@@ -9,7 +9,8 @@ holding their last command, as real ones do.
 
 Private parameters:
 
-* ``~configure`` (string, **required**) -- the hardware XML (path or text), the driver's.
+* ``~hardware_config`` (string, **required**) -- the hardware XML (path or text), the driver's
+  (``~configure``, its former name, still works with a deprecation warning).
 * ``~sim`` (bool, default true) -- true: simulate every channel (as the driver's ``~sim``); false:
   only the channels whose ``<simulation>`` is enabled.
 * ``~bus_key`` (string, default ``<ROS master port><namespace>``) -- must equal the driver's
@@ -46,7 +47,7 @@ from std_srvs.srv import Trigger, TriggerResponse
 
 from rospy_control.adapter.diagnostics import DiagnosticsThread, DriverDiagnostics
 from rospy_control.adapter.sim_switches import command_stats, set_bus_off
-from rospy_control.control_loop.driver_config import _as_bool, _non_negative
+from rospy_control.control_loop.driver_config import _as_bool, _non_negative, hardware_config_param
 from rospy_control.exceptions import CommunicationError, ConfigError, RospyControlError
 from rospy_control.log import get_logger
 from rospy_control.middleware.sim_process import SimulatorHost, apply_sim_fault
@@ -125,10 +126,14 @@ def main(argv: Optional[List[str]] = None) -> int:
     services: List[rospy.Service] = []
     diagnostics = None
     try:
-        configure = rospy.get_param("~configure", None)
+        deprecations: List[str] = []
+        configure = hardware_config_param(lambda name, default: rospy.get_param("~" + name, default),
+                                          deprecations)
+        for text in deprecations:
+            rospy.logwarn("sim: %s", text)
         if not isinstance(configure, str) or not configure.strip():
-            raise ConfigError("private parameter ~configure is not set: give the hardware XML path",
-                              "~configure")
+            raise ConfigError("private parameter ~hardware_config (formerly ~configure) is not set: give "
+                              "the hardware XML path", "~hardware_config")
         simulate = _as_bool("~sim", rospy.get_param("~sim", True))
         key = str(rospy.get_param("~bus_key", "") or "")
         if not key:

@@ -147,6 +147,20 @@ class BoardServer:
         with self.lock:
             self.core.raise_fault(value, f"axis {axis!r}: {what}" if axis else what, self.clock.now(), axis)
 
+    def drop_host(self) -> bool:
+        """Cut the host's connection as a network drop would: ``shutdown(SHUT_RDWR)`` and close, with no
+        goodbye on the wire.  A test hook (``trajectory_board --fault-file`` with ``DISCONNECT``) for the
+        path a real drop takes: the board ramps a running goal to a stop and latches CONNECTION_LOST;
+        the host sees the connection lost.  Returns whether a host was connected."""
+        with self._conn_lock:
+            conn, self._conn = self._conn, None
+        if conn is None:
+            return False
+        self._close(conn)
+        with self.lock:
+            self.core.host_disconnected(self.clock.now())
+        return True
+
     # ---- executor --------------------------------------------------------------------------------
 
     def _executor_loop(self) -> None:
@@ -270,8 +284,14 @@ class BoardServer:
         self._send(conn, self.hello())            # first, before any feedback reaches this host
         with self._conn_lock:
             old, self._conn = self._conn, conn
-        if old is not None:                       # a reconnecting host replaces a dead connection
+        if old is not None:
+            # a reconnecting host replaces a dead connection: that host gave up on what it sent over
+            # the old one (it aborted its goals as lost), so a goal still running here ramps to a
+            # stop as on any lost connection -- never runs on unsupervised under a host that
+            # believes it stopped
             self._close(old)
+            with self.lock:
+                self.core.host_disconnected(self.clock.now())
         try:
             while not self._stop.is_set():
                 try:

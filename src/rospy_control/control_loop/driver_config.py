@@ -30,6 +30,23 @@ SENSOR_CONTROLLER_PACKAGES = ("imu_sensor_controller/", "force_torque_sensor_con
 JSC_TYPE = "joint_state_controller/JointStateController"
 
 
+def hardware_config_param(get: Callable[[str, Any], Any], deprecations: List[str]) -> Any:
+    """``~hardware_config``: the hardware XML (path or text), the one name the driver, the simulator
+    node and the launch files use.  The former name ``~configure`` still works, with a deprecation
+    warning appended to ``deprecations``; given both, ``~hardware_config`` wins."""
+    value = get("hardware_config", None)
+    old = get("configure", None)
+    if old is not None:
+        if value is None:
+            deprecations.append("parameter ~configure is deprecated; name the hardware XML "
+                                "~hardware_config (the launch argument's name)")
+            return old
+        if old != value:
+            deprecations.append("parameters ~hardware_config and the deprecated ~configure differ; "
+                                "using ~hardware_config")
+    return value
+
+
 class DriverParams:
     """The node's private parameters with their defaults (one place; their meaning is in the
     module docstring of :mod:`rospy_control.adapter.driver`).
@@ -50,14 +67,16 @@ class DriverParams:
 
     def __init__(self, get: Callable[[str, Any], Any], namespace_robot_hardware: Any = None) -> None:
         #: ``~robot_hardware``: the RobotHW(s) to load (ros_control's combined_robot_hw shape); None:
-        #: the CAN middleware RobotHW of ``~configure``
+        #: the CAN middleware RobotHW of ``~hardware_config``
         self.robot_hardware = get("robot_hardware", None)
         #: True: :attr:`robot_hardware` (and each part's parameters) are in the node's namespace
         self.robot_hardware_in_namespace = False
         if self.robot_hardware is None and namespace_robot_hardware is not None:
             self.robot_hardware = namespace_robot_hardware
             self.robot_hardware_in_namespace = True
-        self.configure = get("configure", None)
+        #: warnings for the log (a deprecated parameter name was used)
+        self.deprecations: List[str] = []
+        self.hardware_config = hardware_config_param(get, self.deprecations)
         self.sim = _as_bool("~sim", get("sim", True))
         # false unless asked for: a driver started on its own (rosrun, a test's subprocess) has no
         # simulator node to talk to; bringup.launch starts one and sets this true (its default)
@@ -89,10 +108,17 @@ class DriverParams:
                     not all(isinstance(n, str) and n for n in self.robot_hardware):
                 raise ConfigError(f"expected a non-empty list of RobotHW names, got {self.robot_hardware!r}",
                                   "robot_hardware" if self.robot_hardware_in_namespace else "~robot_hardware")
-        elif not isinstance(self.configure, str) or not self.configure.strip():
-            raise ConfigError("private parameter ~configure is not set: give the hardware XML path "
-                              "(or the XML text), e.g. _configure:=$(rospack find rospy_control)/config/"
-                              "arm_hardware.xml, or name your RobotHW in ~robot_hardware", "~configure")
+        elif not isinstance(self.hardware_config, str) or not self.hardware_config.strip():
+            raise ConfigError("private parameter ~hardware_config (formerly ~configure) is not set: give the "
+                              "hardware XML path (or the XML text), e.g. _hardware_config:=$(rospack find "
+                              "rospy_control)/config/arm_hardware.xml, or name your RobotHW in "
+                              "~robot_hardware",
+                              "~hardware_config")
+
+    @property
+    def configure(self) -> Optional[str]:
+        """The hardware XML (the former name of :attr:`hardware_config`)."""
+        return self.hardware_config
 
     def standalone_controllers(self, types: Dict[str, str]) -> List[str]:
         """Standalone branch: ``~trajectory_controllers`` (default: every ``*/JointTrajectoryController``

@@ -370,6 +370,13 @@ class JointTrajectoryController(Controller):
         self.ros.on_start(time)
 
     def update(self, time: float, period: float) -> None:
+        # The device executes on its own clock, which keeps pace with ROS time through a host stall;
+        # the control loop bounds the period it passes after a stall (right for hardware the loop
+        # itself commands), which would leave the plan behind the device and read as a path error.
+        # The plan advances by the ROS time elapsed instead.
+        elapsed = time - self._time
+        if elapsed > period:
+            period = elapsed
         self._time = time
         goals = self._goals
         submitted = self._submitted

@@ -255,6 +255,8 @@ class BoardClient:
         with self._lock:
             sock, self._sock = self._sock, None
             was = self._connected.is_set()
+            if was and notify:       # said before anyone can see the connection gone
+                self.last_error = f"board {self.board_name}: {why}"
             self._connected.clear()
             waiters = list(self._waiters.values())
             self._waiters.clear()
@@ -269,7 +271,6 @@ class BoardClient:
             w[1] = None
             w[0].set()
         if was and notify:
-            self.last_error = f"board {self.board_name}: {why}"
             log.error("%s", self.last_error)
             self._record_fault("CONNECTION_LOST", self.last_error, "")
             for h in handles:

@@ -178,7 +178,8 @@ class BoardDevice(TrajectoryDevice):
     # ---- state -------------------------------------------------------------------------------
     def fault_text(self) -> Optional[str]:
         if not self.client.connected:
-            return self._unreachable
+            lost = self.client.last_error      # set once a connection was lost; "" before the first one
+            return f"{lost}; reconnecting by itself" if lost else self._unreachable
         fb = self.last_feedback
         if fb is not None and fb.fault not in ("OK", "0", ""):
             return f"board {self.label}: fault {fb.fault}" + (
@@ -217,7 +218,7 @@ class BoardDevice(TrajectoryDevice):
     # ---- the contract ------------------------------------------------------------------------
     def send_trajectory(self, request: TrajectoryRequest) -> Optional[str]:
         if not self.client.connected:
-            return f"{self._unreachable}"
+            return self.fault_text() or self._unreachable
         if not request.points:      # stop: the board decelerates whatever runs; succeeded once at rest
             try:
                 at_rest = self.client.cancel(0)
@@ -234,9 +235,16 @@ class BoardDevice(TrajectoryDevice):
         except TrajectoryInvalid as err:
             return str(err)
         except BoardError as err:
-            return f"board {self.label} refused the trajectory ({err.code_name}): {err}"
+            late = self.client.clock() - request.start_time
+            why = f" (the start reached the board {late:.3f} s after its start time: the board leads in " \
+                  "from where the axes are to the first point ahead)" if late > 0.02 else ""
+            return f"board {self.label} refused the trajectory ({err.code_name}): {err}{why}"
         except wire.DownlinkError as err:
             return f"board {self.label}: {err}"
+        if handle.start_host_time is not None and handle.start_host_time - request.start_time > 0.1:
+            logger.warning("board %s: goal %d started %.3f s after its start time (the host or the board was "
+                           "held up); the board led in from where the axes were", self.label, request.goal_id,
+                           handle.start_host_time - request.start_time)
         with self._lock:
             self._goal_of_board[handle.goal_id] = request.goal_id
             self._board_of_goal[request.goal_id] = handle.goal_id

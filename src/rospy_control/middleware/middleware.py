@@ -41,7 +41,8 @@ for _cls in (Motor, ExampleMotor, Encoder, ImuSensor, ContactSensor, ForceTorque
 # The protocol devices, imported when an XML names them (CiA 402 needs the optional canopen package).
 for _name, _target in (("rospy_control/DamiaoMotor", "rospy_control.middleware.units.damiao:DamiaoMotor"),
                        ("rospy_control/OdriveAxis", "rospy_control.middleware.units.odrive:OdriveAxis"),
-                       ("rospy_control/RobStrideMotor", "rospy_control.middleware.units.robstride:RobStrideMotor"),
+                       ("rospy_control/RobStrideMotor",
+                        "rospy_control.middleware.units.robstride:RobStrideMotor"),
                        ("rospy_control/Cia402Drive", "rospy_control.middleware.units.cia402:Cia402Drive")):
     UNIT_TYPES.register(_name, _target)
 #: Channel types usable in ``<channel type="...">``.

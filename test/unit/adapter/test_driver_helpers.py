@@ -68,7 +68,7 @@ def test_params_from_command_line_strings():
 
 
 @pytest.mark.parametrize("values, where", [
-    ({}, "~configure"),
+    ({}, "~hardware_config"),
     ({"configure": "x", "control_rate": 0}, "~control_rate"),
     ({"configure": "x", "publish_rate": "fast"}, "~publish_rate"),
     ({"configure": "x", "sim": "maybe"}, "~sim"),
@@ -442,3 +442,16 @@ def test_diagnostics_standalone_controllers_status(arm):
     status = {s.name: s for s in diag.build().status}["driver: controllers"]
     assert (status.level, status.message) == (WARN, "not running: gripper_controller")
     assert "driver: controllers" not in {s.name for s in DriverDiagnostics(mw, "/driver").build().status}
+
+
+def test_hardware_config_is_the_one_name_and_configure_still_works_with_a_warning():
+    p = _params(hardware_config="arm.xml")
+    assert p.hardware_config == p.configure == "arm.xml" and p.deprecations == []
+    old = _params(configure="arm.xml")
+    assert old.hardware_config == "arm.xml"
+    assert len(old.deprecations) == 1 and "~configure is deprecated" in old.deprecations[0]
+    both = _params(hardware_config="new.xml", configure="old.xml")
+    assert both.hardware_config == "new.xml" and "differ" in both.deprecations[0]
+    with pytest.raises(ConfigError) as err:
+        _params()
+    assert "~hardware_config" in str(err.value) and "~configure" in str(err.value)

@@ -49,7 +49,7 @@ def test_bringup_starts_the_sim_node_on_request_with_the_drivers_xml_and_bus_key
     assert sim.get("if") == "$(eval sim and sim_process and robot_hw == '' and robot != 'stepper_arm')"
     sim_params = {p.get("name"): p.get("value") for p in sim.findall("param")}
     drv_params = {p.get("name"): p.get("value") for p in driver.findall("param")}
-    assert sim_params["configure"] == drv_params["configure"] == "$(arg hardware_config)"
+    assert sim_params["hardware_config"] == drv_params["hardware_config"] == "$(arg hardware_config)"
     assert sim_params["bus_key"] == drv_params["sim_bus_key"] == "$(arg sim_bus_key)"
     assert drv_params["sim_process"] == "$(arg sim_process)" and drv_params["sim_node"] == sim.get("name")
     script = os.path.join(ROOT, "scripts", "sim_node")

@@ -419,6 +419,19 @@ def test_old_feedback_is_extrapolated_to_now(extrapolate, monkeypatch):
         r.shutdown()
 
 
+def test_a_stalled_loop_keeps_the_plan_on_the_devices_clock(rig):
+    """The loop held up 0.3 s mid-goal passes a bounded period (as the control loop does after a
+    stall); the device ran on meanwhile, and the plan keeps its pace: no path error, success."""
+    goal = rig.client().send_goal(move([0.6, -0.6, 0.6], t=1.0, path={j: 0.05 for j in J3}))
+    rig.run(0.4)
+    rig.t += 0.3                                  # the host did not run the loop for 0.3 s ...
+    rig.graph.set_time(rig.t)
+    rig.control(rig.t, 1.5 * rig.dt)              # ... and the loop's period is bounded
+    rig.run(2.0, until=goal.is_done)
+    assert goal.get_goal_status() == GoalStatus.SUCCEEDED, goal.get_result()
+    assert rig.positions() == pytest.approx([0.6, -0.6, 0.6], abs=1e-6)
+
+
 def test_replacement_stamped_in_the_future_is_spliced_at_its_start(rig):
     first = rig.client().send_goal(move([0.6, 0.6, 0.6], t=1.0))
     rig.run(0.2)

@@ -292,8 +292,43 @@ def test_connection_lost_mid_goal_aborts_naming_the_board_and_faults_the_joints(
         assert handle.get_goal_status() == GoalStatus.ABORTED
         text = handle.get_result().error_string
         assert "CONNECTION_LOST" in text and "stepper_arm_board" in text, text
-        assert set(rig.robot_hw.faulted_joints()) == set(JOINTS)
+        faults = rig.robot_hw.faulted_joints()
+        assert set(faults) == set(JOINTS)
+        assert "connection lost" in faults["joint_1"] and "reconnecting" in faults["joint_1"], faults
         assert rig.robot_hw.status()["error"]
+    finally:
+        rig.shutdown()
+        rig.robot_hw.shutdown()
+
+
+def test_connection_cut_mid_goal_the_board_stops_the_driver_reconnects_and_reset_clears_it(board):
+    rig = make_rig(board.address[1])
+    try:
+        assert rig.run_until(lambda: not rig.robot_hw.faulted_joints(), 10.0)
+        client = InMemoryActionClient(rig.root_nh, "arm_controller/follow_joint_trajectory")
+        handle = client.send_goal(goal([0.5, 0, 0, 0, 0, 0], duration=3.0))
+        assert rig.run_until(lambda: positions(rig)[0] > 0.01, 5.0)
+        assert board.drop_host()
+        assert rig.run_until(handle.is_done, 10.0)
+        assert handle.get_goal_status() == GoalStatus.ABORTED
+        text = handle.get_result().error_string
+        assert "CONNECTION_LOST" in text and "stepper_arm_board" in text and "connection lost" in text, text
+        # reconnected by itself; the joints stay in fault with the board's latched CONNECTION_LOST
+        assert rig.run_until(lambda: rig.robot_hw.device.client.connected, 15.0)
+        assert rig.run_until(lambda: "fault CONNECTION_LOST" in (rig.robot_hw.faulted_joints().get("joint_1")
+                                                                 or ""), 10.0), rig.robot_hw.faulted_joints()
+        stopped = positions(rig)[0]            # the board's feedback again: stopped short of the goal
+        assert 0.0 < stopped < 0.4
+        deadline = time.time() + 5.0
+        ok, message = rig.robot_hw.reset_faults()
+        while not ok and time.time() < deadline:
+            rig.run_until(lambda: False, 0.1)
+            ok, message = rig.robot_hw.reset_faults()
+        assert ok, message
+        assert rig.run_until(lambda: not rig.robot_hw.faulted_joints(), 5.0)
+        handle = client.send_goal(goal([0.0] * 6, duration=1.0, start=positions(rig)))
+        assert rig.run_until(handle.is_done, 10.0)
+        assert handle.get_goal_status() == GoalStatus.SUCCEEDED, handle.get_result()
     finally:
         rig.shutdown()
         rig.robot_hw.shutdown()

@@ -289,6 +289,67 @@ def test_reconnects_after_the_board_restarts(board_factory):
         client.close()
 
 
+def test_connection_cut_mid_goal_aborts_the_board_ramps_to_a_stop_and_the_host_reconnects(board_factory):
+    server = board(board_factory)
+    client = BoardClient("127.0.0.1", server.address[1], auto_reconnect=True, heartbeat_period=0.05).connect()
+    try:
+        handle = client.execute(JOINTS, min_jerk(np.zeros(6), np.full(6, 1.0), 4.0, n=81))
+        assert wait_until(lambda: client.latest_feedback() is not None
+                          and client.latest_feedback().time_from_start > 0.3)
+        assert server.drop_host()                # the network drops: the socket goes, no goodbye
+        assert handle.wait(10.0) == "ABORTED" and handle.code == "CONNECTION_LOST"
+        assert f"board '{server.config.name}'" in handle.text, handle.text
+        assert "connection lost" in handle.text, handle.text
+        # the board ramped to a stop by itself, short of the goal, and latched the fault
+        with server.lock:
+            assert server.core.fault is not None and server.core.fault[0] == C.CONNECTION_LOST
+            assert server.core.active is None
+        spr = server.config.axes[0].steps_per_unit
+        assert wait_until(lambda: server.core.state_code(server.clock.now()) == C.FAULT)
+        stopped = server.backend.steps_at(0, server.clock.now())
+        assert 0 < stopped < round(0.9 * spr)
+        # the host reconnects by itself and sees the latched fault; a reset clears it; goals run again
+        assert wait_until(lambda: client.connected, timeout=15.0)
+        assert wait_until(lambda: client.latest_feedback().fault == "CONNECTION_LOST", timeout=10.0)
+        assert server.backend.steps_at(0, server.clock.now()) == stopped
+        assert wait_until(lambda: _reset(client), timeout=10.0)
+        here = np.array(client.latest_feedback().actual)
+        again = client.execute(JOINTS, min_jerk(here, here - 0.1, 0.5, n=11))
+        assert again.wait(10.0) == "SUCCEEDED", (again.result, again.text)
+    finally:
+        client.close()
+
+
+def _reset(client) -> bool:
+    try:
+        client.reset_faults()                   # refused while the board still decelerates
+    except wire.DownlinkError:
+        return False
+    return True
+
+
+def test_a_host_reconnecting_over_a_dead_connection_stops_the_goal_it_left(board_factory, clients):
+    """A host that gave up on a connection the board still thinks alive (a network drop: no FIN reached
+    the board) has aborted its goals; when it reconnects, the board ramps them to a stop rather than
+    running on unsupervised."""
+    server = board(board_factory)
+    client = clients(server)
+    client.execute(JOINTS, min_jerk(np.zeros(6), np.full(6, 1.0), 4.0, n=81))
+    assert wait_until(lambda: client.latest_feedback() is not None
+                      and client.latest_feedback().time_from_start > 0.3)
+    new = socket.create_connection(server.address)     # the host again, over a new connection
+    try:
+        env = wire.decode_envelope(wire.read_frame(new, 1 << 20))
+        assert env.WhichOneof("body") == "hello"
+        assert wait_until(lambda: server.core.state_code(server.clock.now()) == C.FAULT)
+        with server.lock:
+            assert server.core.fault[0] == C.CONNECTION_LOST and server.core.active is None
+        spr = server.config.axes[0].steps_per_unit
+        assert server.backend.steps_at(0, server.clock.now()) < round(0.9 * spr)
+    finally:
+        new.close()
+
+
 def test_unreachable_board():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

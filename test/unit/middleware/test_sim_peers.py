@@ -13,7 +13,7 @@ import pytest
 from rospy_control.middleware.simulation import SimulatedFirmware, SimulationSettings
 from rospy_control.middleware.simulation import peers
 from rospy_control.middleware.simulation.device import Impedance, SimulatedDevice
-from rospy_control.middleware.simulation.joint import JointModel, SimulatedProtocolMotor
+from rospy_control.middleware.simulation.joint import SimulatedProtocolMotor
 
 
 class EchoDevice(SimulatedDevice):
