@@ -29,7 +29,7 @@ a model, not the firmware's exact controllers.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union, cast
 
 import can
 
@@ -249,7 +249,7 @@ class DamiaoPeer(SimulatedProtocolMotor):
         self.joint.advance(now, dt, self.device.impedance)
 
     def tick(self, now: float, dt: float) -> List[can.Message]:
-        device = self.device
+        device = cast(SimulatedDamiao, self.device)
         if device.enabled and device.can_timeout > 0.0:
             device.expire(self.joint.state(), now)
         return []

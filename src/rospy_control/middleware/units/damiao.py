@@ -137,9 +137,8 @@ class DamiaoMotor(RequestReplyActuator):
         self.can_timeout = can_timeout
         self.velocity_dlc = velocity_dlc
         # what the frames can carry, per instance (ranges are per motor)
-        self.EFFORT_LIMIT = float(ranges.tmax)
         self.POSITION_RESOLUTION = 2.0 * ranges.pmax / 65535.0
-        self.CAPABILITIES = _FULL._replace(
+        self.CAPABILITIES = _FULL._replace(  # type: ignore[misc]  # per instance: the modes are attributes
             position_velocity_ff=position_mode == "mit", position_effort_ff=position_mode == "mit",
             velocity_effort_ff=velocity_mode == "mit")
         self._limits = ranges.mit_limits()
@@ -193,6 +192,10 @@ class DamiaoMotor(RequestReplyActuator):
             velocity_dlc=r.get("velocity_dlc", to_int, cls.DEFAULT_VELOCITY_DLC, check=lambda v: v in (4, 8),
                                expected="4 or 8"),
         )
+
+    @property
+    def effort_range(self) -> Tuple[float, float]:
+        return (-self.ranges.tmax, self.ranges.tmax)
 
     def bits_per_cycle(self) -> int:
         return frame_bits(8) + frame_bits(8)

@@ -143,8 +143,9 @@ class Motor(RequestReplyActuator):
             if frame_layout not in (cm.LAYOUT_V3, cm.LAYOUT_MIT):
                 raise ConfigError(f"motor '{name}': frame_layout must be '{cm.LAYOUT_V3}' or "
                                   f"'{cm.LAYOUT_MIT}', got {frame_layout!r}")
-            self.EXTENDED_IDS = True
-            self.ERRORS = dict(cm.ERRORS)
+            # per instance: the firmware is an attribute of the unit, not of the class
+            self.EXTENDED_IDS = True  # type: ignore[misc]
+            self.ERRORS = dict(cm.ERRORS)  # type: ignore[misc]
             reply_dlc = 8
         self.frame_layout = frame_layout
         self.scale = scale
