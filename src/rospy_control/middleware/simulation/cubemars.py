@@ -19,11 +19,14 @@ from typing import List, Optional, Tuple
 
 import can
 
+from rospy_control.middleware.config import non_negative, to_float
 from rospy_control.middleware.protocols import cubemars as cm
 from rospy_control.middleware.protocols.mit import MitLimits
+from rospy_control.middleware.simulation import peers
 from rospy_control.middleware.simulation.device import Impedance, PhysicalState, SimulatedDevice
+from rospy_control.middleware.simulation.joint import SimulatedProtocolMotor
 
-__all__ = ["SimulatedCubeMarsV3"]
+__all__ = ["SimulatedCubeMarsV3", "peer_for_unit"]
 
 _CODES = {v: k for k, v in cm.ERRORS.items()}
 
@@ -108,3 +111,28 @@ class SimulatedCubeMarsV3(SimulatedDevice):
         self.last_rx = now
         self.command = cmd
         return [self.feedback(state)]
+
+
+def peer_for_unit(unit) -> Optional[SimulatedProtocolMotor]:
+    """The simulated V3 motor answering for an MIT :class:`~rospy_control.middleware.Motor` with
+    ``firmware="cubemars_v3"`` (:mod:`.peers`); None for a plain MIT motor, which the firmware's own
+    :class:`~.motor.SimulatedMotor` simulates.
+
+    It has the unit's controller id, limits, frame layout and feedback scale, on a joint built from the
+    unit's ``<simulation>`` element (:func:`.peers.joint_model`, torque limit the larger of |t_min|,
+    |t_max|); its own attributes there: ``upload_rate`` (s between feedback frames uploaded on its own,
+    0 = only answers, the default) and ``firmware_timeout`` (s, 0 = none).
+    """
+    if getattr(unit, "firmware", "mit") != "cubemars_v3":
+        return None
+    limits = unit.limits
+    joint = peers.joint_model(unit, {"torque_limit": max(abs(limits.t_min), abs(limits.t_max))})
+    r = unit.simulation_reader
+    upload, timeout = 0.0, 0.0
+    if r is not None:
+        upload = r.get("upload_rate", to_float, 0.0, check=non_negative, expected="a period in s >= 0")
+        timeout = r.get("firmware_timeout", to_float, 0.0, check=non_negative, expected="a number of s >= 0")
+        r.finish()
+    device = SimulatedCubeMarsV3(unit.name, unit.can_id, limits, unit.scale, unit.frame_layout,
+                                 upload_rate=upload, firmware_timeout=timeout)
+    return SimulatedProtocolMotor(device, joint)

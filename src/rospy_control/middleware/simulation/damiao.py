@@ -29,14 +29,17 @@ a model, not the firmware's exact controllers.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple, Union
+from typing import Dict, List, Optional, Set, Tuple, Union, cast
 
 import can
 
+from rospy_control.middleware.config import non_negative, positive, to_float, to_int
 from rospy_control.middleware.protocols import damiao as dm
+from rospy_control.middleware.simulation import peers
 from rospy_control.middleware.simulation.device import Impedance, PhysicalState, SimulatedDevice
+from rospy_control.middleware.simulation.joint import SimulatedProtocolMotor
 
-__all__ = ["SimulatedDamiao"]
+__all__ = ["SimulatedDamiao", "DamiaoPeer", "peer_for_unit"]
 
 
 class SimulatedDamiao(SimulatedDevice):
@@ -71,6 +74,9 @@ class SimulatedDamiao(SimulatedDevice):
         #: times the CAN timeout latched communication loss
         self.timeouts = 0
         self.flash_stores = 0
+        #: the MIT torque law of the current command, built once per command (the joint asks at every
+        #: integration step); None: build it (command, zero or registers changed)
+        self._imp: Optional[Impedance] = None
 
     # -- registers as values -----------------------------------------------------------------------
     @property
@@ -112,12 +118,15 @@ class SimulatedDamiao(SimulatedDevice):
         if not self.enabled or self.error is not None or self.command is None:
             return None
         mode, c = self.command
+        if mode == dm.MODE_MIT and self._imp is not None:
+            return self._imp
         r = self.registers
         tmax = float(r[dm.RID_TMAX])
-        kv, kpos = float(r[25]), float(r[27])
         if mode == dm.MODE_MIT:
             p, v, kp, kd, t = c
-            return Impedance(p + self.zero, v, kp, kd, t, tmax)
+            self._imp = Impedance(p + self.zero, v, kp, kd, t, tmax)
+            return self._imp
+        kv, kpos = float(r[25]), float(r[27])
         if mode == dm.MODE_VEL:
             return Impedance(0.0, c[0], 0.0, kv, 0.0, tmax)
         limit = abs(c[1])
@@ -174,6 +183,7 @@ class SimulatedDamiao(SimulatedDevice):
             return []
         if self.enabled and self.error is None:
             self.command = (mode, values)
+            self._imp = None
         return self._reply(state)
 
     def _decode(self, mode: int, data: bytes) -> Tuple[float, ...]:
@@ -186,6 +196,7 @@ class SimulatedDamiao(SimulatedDevice):
         return dm.unpack_force_pos(data)
 
     def _special(self, code: int, state: PhysicalState) -> None:
+        self._imp = None
         if code == 0xFC:       # enable
             if self.error is None:
                 self.enabled = True
@@ -223,5 +234,54 @@ class SimulatedDamiao(SimulatedDevice):
             if rid in (dm.RID_PMAX, dm.RID_VMAX, dm.RID_TMAX) and not value > 0.0:
                 return []
             self.registers[rid] = value
+            self._imp = None
         return [self._message(self.master_id,
                               dm.pack_register_reply(self.slave_id, cmd, rid, self.registers[rid]))]
+
+
+class DamiaoPeer(SimulatedProtocolMotor):
+    """A DaMiao motor on its joint, as the firmware drives it.  A DaMiao motor sends nothing on its own:
+    the firmware's 1 ms tick only applies its CAN timeout (the joint is integrated up to each received
+    frame, so it is not advanced at every tick, which kept a simulator of many motors busy for nothing)."""
+
+    def advance(self, now: float, dt: float) -> None:
+        # the device has no controller state of its own to step (SimulatedDevice.step is empty)
+        self.joint.advance(now, dt, self.device.impedance)
+
+    def tick(self, now: float, dt: float) -> List[can.Message]:
+        device = cast(SimulatedDamiao, self.device)
+        if device.enabled and device.can_timeout > 0.0:
+            device.expire(self.joint.state(), now)
+        return []
+
+
+def peer_for_unit(unit) -> SimulatedProtocolMotor:
+    """The simulated motor answering for a :class:`~rospy_control.middleware.units.damiao.DamiaoMotor`
+    (:mod:`.peers`): its slave and master ids, registers holding the unit's ranges, on a joint built
+    from the unit's ``<simulation>`` element (:func:`.peers.joint_model`, torque limit TMAX).
+
+    The motor's own ``<simulation>`` attributes: ``p_max``, ``v_max``, ``t_max`` (its range registers,
+    by default the configured ranges: set one differently to rehearse a mismatch), ``ctrl_mode`` (its
+    CTRL_MODE register at power-up, 1..4, default 1), ``can_timeout`` (its TIMEOUT register in s,
+    default 0), ``speed_gain`` / ``position_gain`` (its speed and position loops, registers 25 / 27).
+    """
+    ranges = unit.ranges
+    joint = peers.joint_model(unit, {"torque_limit": float(ranges.tmax)})
+    r = unit.simulation_reader
+    values = {"p_max": ranges.pmax, "v_max": ranges.vmax, "t_max": ranges.tmax, "can_timeout": 0.0,
+              "speed_gain": 0.5, "position_gain": 20.0}
+    mode = dm.MODE_MIT
+    if r is not None:
+        for key in ("p_max", "v_max", "t_max", "speed_gain", "position_gain"):
+            values[key] = r.get(key, to_float, values[key], check=positive, expected="a positive number")
+        values["can_timeout"] = r.get("can_timeout", to_float, 0.0, check=non_negative,
+                                      expected="a number of seconds >= 0")
+        mode = r.get("ctrl_mode", to_int, mode, check=lambda v: v in dm.MODE_OFFSETS,
+                     expected="a DaMiao control mode 1..4 (1 MIT, 2 position-velocity, 3 velocity, "
+                              "4 force-position)")
+        r.finish()
+    device = SimulatedDamiao(unit.name, unit.can_id, unit.master_id,
+                             dm.DamiaoRanges(values["p_max"], values["v_max"], values["t_max"]), mode=mode,
+                             can_timeout=values["can_timeout"], speed_gain=values["speed_gain"],
+                             position_gain=values["position_gain"])
+    return DamiaoPeer(device, joint)

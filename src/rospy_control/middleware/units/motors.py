@@ -5,12 +5,14 @@ from __future__ import annotations
 import struct
 from typing import Dict, Optional, Tuple
 
+import can
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.log import get_logger
 from rospy_control.middleware.config import (
-    AttributeReader, ElementInfo, UnitInfo, non_negative, to_float, to_int, to_str,
+    AttributeReader, ElementInfo, UnitInfo, non_negative, positive, to_float, to_int, to_str,
 )
+from rospy_control.middleware.protocols import cubemars as cm
 from rospy_control.middleware.protocols import mit
 from rospy_control.middleware.units.actuator import WATCHDOG_MODES, Capabilities, ControlMode, MotorState
 from rospy_control.middleware.units.base import SharedReply, frame_bits
@@ -20,7 +22,12 @@ logger = get_logger(__name__)
 
 _U64 = struct.Struct(">Q")
 
-__all__ = ["ControlMode", "Motor", "MotorState", "WATCHDOG_MODES"]
+__all__ = ["ControlMode", "Motor", "MotorState", "WATCHDOG_MODES", "FIRMWARES"]
+
+#: values of the ``firmware`` attribute: ``mit`` (MIT mode on 11-bit ids, the default) and
+#: ``cubemars_v3`` (CubeMars AK "V3" firmware: MIT mode over 29-bit ids, :mod:`.protocols.cubemars`)
+FIRMWARES = ("mit", "cubemars_v3")
+_V3_ATTRIBUTES = ("frame_layout", "pole_pairs", "gear_ratio", "torque_constant")
 
 
 def _read_limits(el: Optional[ElementInfo], default: mit.MitLimits, owner: ElementInfo) -> mit.MitLimits:
@@ -84,6 +91,14 @@ class Motor(RequestReplyActuator):
     :param max_temperature: FAULT above this temperature (deg C, DLC 8 replies only).
     :param watchdog_mode: ``"position"``, ``"damping"`` or ``"none"`` (see above).
     :param firmware_timeout: the firmware's own CAN timeout (s), 0 = none.
+    :param firmware: ``"mit"`` or ``"cubemars_v3"``: CubeMars AK motors with the V3 firmware take MIT
+        commands on the 29-bit id ``0x800 + can_id`` (gains first in the frame, ``frame_layout="v3"``;
+        ``"mit"`` keeps the Mini-Cheetah order) and answer on ``0x2900 + can_id`` with position
+        (0.1 deg), speed (10 ERPM) and current (0.01 A), turned into SI units by ``scale``
+        (pole pairs, gear ratio, torque constant), temperature and an error code named as
+        CubeMars' manual names it (:data:`~rospy_control.middleware.protocols.cubemars.ERRORS`).
+        Its enable / disable frame is a limp MIT frame (the V3 documents read name no enter / exit
+        frame), set zero the set-origin frame ``0x500 + can_id`` (until power-off; no answer).
     """
 
     TYPE_NAME = "rospy_control/Motor"
@@ -114,7 +129,26 @@ class Motor(RequestReplyActuator):
                  position_kd: float = DEFAULT_POSITION_KD, velocity_kd: float = DEFAULT_VELOCITY_KD,
                  reply_dlc: int = DEFAULT_REPLY_DLC, max_temperature: float = DEFAULT_MAX_TEMPERATURE,
                  fault_timeout: Optional[float] = None, watchdog_mode: Optional[str] = None,
-                 firmware_timeout: float = DEFAULT_FIRMWARE_TIMEOUT) -> None:
+                 firmware_timeout: float = DEFAULT_FIRMWARE_TIMEOUT, firmware: str = "mit",
+                 frame_layout: str = cm.LAYOUT_V3, scale: cm.CubeMarsV3Scale = cm.CubeMarsV3Scale()) -> None:
+        if firmware not in FIRMWARES:
+            raise ConfigError(f"motor '{name}': firmware must be one of {', '.join(FIRMWARES)}, "
+                              f"got {firmware!r}")
+        self.firmware = firmware
+        self.v3 = firmware == "cubemars_v3"
+        if self.v3:
+            if not 0 <= can_id <= 0xFF:
+                raise ConfigError(f"motor '{name}': can_id 0x{can_id:X} outside the CubeMars controller ids "
+                                  "0x00..0xFF")
+            if frame_layout not in (cm.LAYOUT_V3, cm.LAYOUT_MIT):
+                raise ConfigError(f"motor '{name}': frame_layout must be '{cm.LAYOUT_V3}' or "
+                                  f"'{cm.LAYOUT_MIT}', got {frame_layout!r}")
+            # per instance: the firmware is an attribute of the unit, not of the class
+            self.EXTENDED_IDS = True  # type: ignore[misc]
+            self.ERRORS = dict(cm.ERRORS)  # type: ignore[misc]
+            reply_dlc = 8
+        self.frame_layout = frame_layout
+        self.scale = scale
         super().__init__(name, can_id, direction=direction, zero_offset=zero_offset, joint=joint,
                          position_kp=position_kp, position_kd=position_kd, velocity_kd=velocity_kd,
                          max_temperature=max_temperature, fault_timeout=fault_timeout,
@@ -133,6 +167,10 @@ class Motor(RequestReplyActuator):
         # POSITION commands without feed-forward differ only in p: the other 48 bits are cached
         self._pos_key: Optional[tuple] = None
         self._pos_low = 0
+        if self.v3:
+            self.PROTOCOL = "CubeMars V3 MIT mode"
+            self._limp = cm.pack_command(0, 0, 0, 0, 0, limits, frame_layout)
+            self._origin = cm.pack_set_origin(False)
 
     # -- configuration ------------------------------------------------------------------------------
     @classmethod
@@ -153,7 +191,28 @@ class Motor(RequestReplyActuator):
             firmware_timeout=r.get("firmware_timeout", to_float, cls.DEFAULT_FIRMWARE_TIMEOUT,
                                    check=non_negative,
                                    expected="a number of seconds >= 0 (0 = the firmware has none)"),
+            firmware=r.get("firmware", to_str, "mit", check=lambda v: v in FIRMWARES,
+                           expected="one of " + ", ".join(FIRMWARES)),
         )
+        if kw["firmware"] == "cubemars_v3":
+            d = cm.CubeMarsV3Scale()
+            kw["frame_layout"] = r.get("frame_layout", to_str, cm.LAYOUT_V3,
+                                       check=lambda v: v in (cm.LAYOUT_V3, cm.LAYOUT_MIT),
+                                       expected=f"'{cm.LAYOUT_V3}' (gains first) or '{cm.LAYOUT_MIT}' "
+                                                "(Mini-Cheetah order)")
+            kw["scale"] = cm.CubeMarsV3Scale(
+                r.get("pole_pairs", to_int, d.pole_pairs, check=lambda v: v > 0,
+                      expected="a positive integer"),
+                r.get("gear_ratio", to_float, d.gear_ratio, check=positive, expected="a positive ratio"),
+                r.get("torque_constant", to_float, d.torque_constant, check=positive,
+                      expected="a positive torque constant (output N m per A)"))
+            if "reply_dlc" in el.attributes and kw["reply_dlc"] != 8:
+                raise el.error(f"attribute 'reply_dlc'={kw['reply_dlc']}: CubeMars V3 feedback has 8 bytes")
+        else:
+            for attr in _V3_ATTRIBUTES:
+                if attr in el.attributes:
+                    raise el.error(f"attribute '{attr}'='{el.attributes[attr]}' is only used with "
+                                   "firmware=\"cubemars_v3\"")
         r.finish()
         gains = el.child("gains")
         if gains is not None:
@@ -184,6 +243,11 @@ class Motor(RequestReplyActuator):
     # -- the MIT codec (channel thread) ------------------------------------------------------------------
     def encode_command(self, command: Command) -> bytes:
         mode = command.mode
+        if self.v3:
+            if mode == ControlMode.NONE:
+                return self._limp
+            return cm.pack_command(command.position, command.velocity, command.kp, command.kd, command.effort,
+                                   self.limits, self.frame_layout)
         if mode == ControlMode.POSITION and not command.velocity and not command.effort:
             return self._position_frame(command.position, command.kp, command.kd)
         if mode == ControlMode.NONE:
@@ -211,6 +275,12 @@ class Motor(RequestReplyActuator):
         return _U64.pack((int((p - lo) * 65535 / (hi - lo)) << 48) | self._pos_low)
 
     def decode_reply(self, arb_id: int, data) -> Optional[Reply]:
+        if self.v3:
+            try:
+                f = cm.unpack_feedback(arb_id, data, self.scale)
+            except cm.CubeMarsFrameError:
+                return None
+            return Reply(f.position, f.velocity, f.torque, f.temperature, f.error)
         n = len(data)
         if n < 6:
             return None
@@ -223,13 +293,30 @@ class Motor(RequestReplyActuator):
         return Reply(position, velocity, effort)
 
     def enable_frame(self) -> bytes:
-        return mit.ENTER_MOTOR_MODE
+        return self._limp if self.v3 else mit.ENTER_MOTOR_MODE
 
     def disable_frame(self) -> bytes:
-        return mit.EXIT_MOTOR_MODE
+        return self._limp if self.v3 else mit.EXIT_MOTOR_MODE
 
     def zero_frame(self) -> bytes:
-        return mit.SET_ZERO
+        return self._origin if self.v3 else mit.SET_ZERO
+
+    def command_id(self) -> int:
+        return cm.command_id(self.can_id) if self.v3 else self.can_id
+
+    def poll(self, now: float) -> Optional[can.Message]:
+        msg = super().poll(now)
+        if msg is None or not self.v3:
+            return msg
+        if msg.data is self._origin:
+            # set-origin has its own id and no answer
+            msg.arbitration_id = cm.origin_id(self.can_id)
+            msg.dlc = len(self._origin)
+            self._awaiting = 0
+        else:
+            msg.arbitration_id = cm.command_id(self.can_id)
+            msg.dlc = 8
+        return msg
 
     # -- commands (any thread, non-blocking) ----------------------------------------------------------------
     def set_mit_command(self, position: float, velocity: float, kp: float, kd: float, effort: float) -> None:
@@ -237,12 +324,23 @@ class Motor(RequestReplyActuator):
         self.set_impedance(position, velocity, kp, kd, effort)
 
     # -- routing ----------------------------------------------------------------------------------------
+    def request_ids(self) -> Tuple[int, ...]:
+        return () if self.v3 else (self.can_id,)
+
+    def extended_routes(self) -> Tuple[Tuple[int, int], ...]:
+        """CubeMars V3: the feedback on ``0x2900 + can_id``."""
+        return ((0x1FFFFFFF, cm.feedback_id(self.can_id)),) if self.v3 else ()
+
     def shared_reply(self, master_id: int) -> Optional[SharedReply]:
-        """MIT motors answer on the channel's master id with their id in byte 0."""
+        """MIT motors answer on the channel's master id with their id in byte 0 (V3: None)."""
+        if self.v3:
+            return None
         if self.can_id > mit.MAX_MOTOR_ID:
             raise ConfigError(f"motor '{self.name}' ({self.where}): can_id 0x{self.can_id:X} does not "
                               "fit reply byte 0 (MIT replies carry the id in one byte)")
         return SharedReply(master_id, self.can_id, mit.reply_key)
 
     def bits_per_cycle(self) -> int:
+        if self.v3:
+            return 2 * frame_bits(8, True)
         return frame_bits(8) + frame_bits(self.reply_dlc)
