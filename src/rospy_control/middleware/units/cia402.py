@@ -499,7 +499,7 @@ class Cia402Drive(ActuatorUnit):
         self._worker.start()
 
     def poll(self, now: float) -> Optional[can.Message]:
-        self._published_mode = self._state.mode
+        self._published_mode = self._state.mode  # type: ignore[union-attr]
         if self._reset_req != self._reset_seen:
             self.begin_poll(now)       # -> on_probe_start starts the worker when a probe begins
         self._take_result()
