@@ -142,10 +142,12 @@ from std_srvs.srv import Trigger, TriggerResponse
 from rospy_control.control_loop.loop import ControlLoop
 from rospy_control.adapter.controller_manager_ros import ControllerManagerRos
 from rospy_control.adapter.diagnostics import DiagnosticsThread, DriverDiagnostics
+from rospy_control.adapter.paths import package_root
 from rospy_control.control_loop.driver_config import (
     JSC_TYPE,
     DriverParams,
     build_robot_hw,
+    resolve_hardware_config,
     check_controller_params,
     load_robot_hw,
     controller_namespaces,
@@ -546,6 +548,7 @@ def _run() -> int:
                               rospy.get_param("robot_hardware", None))
         for text in params.deprecations:
             rospy.logwarn("driver: %s", text)
+        params.hardware_config = resolve_hardware_config(params.hardware_config, package_root())
         driver = Driver(params)
         driver.start()
     except ConfigError as err:

@@ -47,7 +47,10 @@ from std_srvs.srv import Trigger, TriggerResponse
 
 from rospy_control.adapter.diagnostics import DiagnosticsThread, DriverDiagnostics
 from rospy_control.adapter.sim_switches import command_stats, set_bus_off
-from rospy_control.control_loop.driver_config import _as_bool, _non_negative, hardware_config_param
+from rospy_control.adapter.paths import package_root
+from rospy_control.control_loop.driver_config import (
+    _as_bool, _non_negative, hardware_config_param, resolve_hardware_config,
+)
 from rospy_control.exceptions import CommunicationError, ConfigError, RospyControlError
 from rospy_control.log import get_logger
 from rospy_control.middleware.sim_process import SimulatorHost, apply_sim_fault
@@ -131,6 +134,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                                           deprecations)
         for text in deprecations:
             rospy.logwarn("sim: %s", text)
+        configure = resolve_hardware_config(configure, package_root())
         if not isinstance(configure, str) or not configure.strip():
             raise ConfigError("private parameter ~hardware_config (formerly ~configure) is not set: give "
                               "the hardware XML path", "~hardware_config")

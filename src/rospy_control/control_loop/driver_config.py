@@ -8,6 +8,7 @@ meaning is documented once, in the module docstring of :mod:`rospy_control.adapt
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Dict, List, Optional
 
 from rospy_control.controller_interface.node_handle import NodeHandle
@@ -44,6 +45,25 @@ def hardware_config_param(get: Callable[[str, Any], Any], deprecations: List[str
         if old != value:
             deprecations.append("parameters ~hardware_config and the deprecated ~configure differ; "
                                 "using ~hardware_config")
+    return value
+
+
+def resolve_hardware_config(value: Any, package_root: Optional[str]) -> Any:
+    """A relative hardware XML path made absolute: against the working directory if the file is
+    there, else against the package (``hardware_config:=config/arm_hardware_damiao.xml`` works from
+    ``make run``, whose nodes roslaunch starts in ``$ROS_HOME``).  XML text, absolute paths and
+    paths found nowhere are returned unchanged (the loader's error names them)."""
+    if not isinstance(value, str):
+        return value
+    text = value.strip()
+    if not text or text.startswith("<") or os.path.isabs(text):
+        return value
+    if os.path.exists(text):
+        return os.path.abspath(text)
+    if package_root:
+        candidate = os.path.join(package_root, text)
+        if os.path.exists(candidate):
+            return candidate
     return value
 
 

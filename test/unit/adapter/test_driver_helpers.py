@@ -455,3 +455,20 @@ def test_hardware_config_is_the_one_name_and_configure_still_works_with_a_warnin
     with pytest.raises(ConfigError) as err:
         _params()
     assert "~hardware_config" in str(err.value) and "~configure" in str(err.value)
+
+
+def test_a_relative_hardware_config_is_found_in_the_working_directory_or_the_package(tmp_path, monkeypatch):
+    from rospy_control.control_loop.driver_config import resolve_hardware_config
+    package = tmp_path / "pkg"
+    (package / "config").mkdir(parents=True)
+    (package / "config" / "arm.xml").write_text("<hardware/>")
+    elsewhere = tmp_path / "ros_home"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert resolve_hardware_config("config/arm.xml", str(package)) == str(package / "config" / "arm.xml")
+    (elsewhere / "config").mkdir()
+    (elsewhere / "config" / "arm.xml").write_text("<hardware/>")
+    assert resolve_hardware_config("config/arm.xml", str(package)) == str(elsewhere / "config" / "arm.xml")
+    assert resolve_hardware_config("config/none.xml", str(package)) == "config/none.xml"
+    assert resolve_hardware_config("<hardware/>", str(package)) == "<hardware/>"
+    assert resolve_hardware_config("/abs/arm.xml", str(package)) == "/abs/arm.xml"
