@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""rostest node: ~1000 hostile goals and command trajectories against the driver and the simulated arm.
+"""rostest node: hostile goals and command trajectories against the driver and the simulated arm
+(``~messages`` per branch: 500 in make test, 1000 over the two branches; make fuzz runs more).
 
 Issue #12 item 4, the ROS layer of the fuzzing (the ROS-free layer is
 ``test/unit/controllers/test_fuzz_jtc_goals.py``; the recipes and their oracle are ``fuzz_goal_gen.py``).
@@ -284,8 +285,8 @@ class FuzzGoalsTest(unittest.TestCase):
         self.assertTrue(self.simple.wait_for_result(rospy.Duration(30.0)), "no result for the final goal")
         self.assertEqual(self.simple.get_state(), GoalStatus.SUCCEEDED, self.simple.get_result())
         self.report()
-        # about 1000+ in make test; the floor only catches a node that stopped answering quickly
-        self.assertGreaterEqual(sent, min(500, sum(len(b) for b, _ in bursts)) if not RANDOM_BUDGET else 1,
+        # ~messages (500) in make test; the floor only catches a node that stopped answering quickly
+        self.assertGreaterEqual(sent, min(300, sum(len(b) for b, _ in bursts)) if not RANDOM_BUDGET else 1,
                                 f"only {sent} messages within the time budget of {self.time_budget} s")
 
     def report(self):
