@@ -64,9 +64,10 @@ RSS_GROWTH_BOUND_MB = 20.0
 #: 8.8 % with the driver's 1 ms one (baseline 0.1 %).  Later, on the same VM alone (no other test
 #: file), the same code showed 16.0 % and the code before it 17.7 %: the VM's neighbours, not the
 #: driver, had changed; a 0.2 ms switch interval made it worse (25.9 %, and 16.7 % for the service
-#: calls).  The bound is 25 %: a handler that held the GIL for whole periods, or a call that blocked
-#: the loop, shows far more (every cycle of a preemption burst), while such a host still passes.
-LATE_FRACTION_BOUND = 0.25
+#: calls); in whole fresh-clone runs of make test the file alone showed 23.3 % and 26.2 %.  The bound
+#: is 35 %: a handler that held the GIL for whole periods, or a call that blocked the loop, shows far
+#: more (every cycle of a preemption burst), while such a host still passes.
+LATE_FRACTION_BOUND = 0.35
 #: Pass bound of the cycles stalled >= 20 ms per cycle during a load, beyond the idle baseline's:
 #: a service handler that holds the loop out for 20 ms at a time would show up here.
 STALL_FRACTION_BOUND = 0.01
