@@ -209,9 +209,9 @@ def test_standalone_starts_the_trajectory_controllers_after_the_mode_switch(arm,
     assert start_controllers(sa.cm, names) == []
     # the switch returns once the motors confirmed the position mode
     assert controller_states(sa.cm) == {"arm_controller": "running", "gripper_controller": "running"}
-    snap = mw.snapshot()
-    assert all(snap[m].mode == ControlMode.POSITION for m in ("shoulder_pan_motor", "wrist_a_motor",
-                                                              "gripper_motor"))
+    # (the published snapshot follows within a bus cycle or two; a late host may delay that cycle)
+    assert wait_until(lambda: all(mw.snapshot()[m].mode == ControlMode.POSITION
+                                  for m in ("shoulder_pan_motor", "wrist_a_motor", "gripper_motor")), 2.0)
     assert wait_until(lambda: sa.sampler() is not None)
     names_, pos, vel, eff = sa.sampler()
     assert list(names_) == sorted(ARM_JOINTS) and len(pos) == len(vel) == len(eff) == 7
