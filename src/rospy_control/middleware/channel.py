@@ -506,16 +506,10 @@ class CanChannel:
             return 0
         aid = msg.arbitration_id
         data = msg.data
+        entry = None if msg.is_extended_id else self._shared.get(aid)
         if msg.is_extended_id:
             unit = self._ext_route(aid)
-            if unit is None:
-                self.unknown_frames += 1
-                return 0
-            if self.bus_off:
-                self._leave_bus_off(f"'{unit.name}' answered")
-            return unit.on_frame(aid, data, now)
-        entry = self._shared.get(aid)
-        if entry is not None:
+        elif entry is not None:
             key = entry[0](data)
             if key is None:
                 self.bad_frames += 1
