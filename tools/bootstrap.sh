@@ -18,7 +18,7 @@ debian_packages=(
   ros-actionlib-msgs python3-actionlib-msgs ros-std-msgs python3-std-msgs ros-std-srvs python3-std-srvs ros-geometry-msgs
   python3-geometry-msgs ros-sensor-msgs python3-sensor-msgs ros-trajectory-msgs
   python3-trajectory-msgs ros-diagnostic-msgs python3-diagnostic-msgs python3-diagnostic-updater
-  ros-robot-state-publisher rosbash python3-can python3-lxml python3-numpy python3-yaml python3-pytest python3-pytest-timeout python3-hypothesis
+  ros-robot-state-publisher rosbash python3-can python3-lxml python3-numpy python3-yaml python3-pytest python3-pytest-timeout python3-pytest-xdist python3-hypothesis
   protobuf-compiler python3-protobuf
   python3-venv flake8
 )
