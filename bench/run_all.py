@@ -16,6 +16,8 @@ Scenarios (each short, the whole run well under 3 minutes):
   frames (:mod:`bench_middleware`);
 * the example arm on each motor protocol (:mod:`bench_protocols`): the bus thread's CPU per cycle and
   the highest channel rate reached, per ``config/arm_hardware*.xml``;
+* the quadruped's control-loop work per part (read, cm.update, write), this tree side by side with the
+  commit before the array hot path (:mod:`bench_side_by_side`);
 * the trajectory downlink (:mod:`bench_downlink`): goal accepted -> first pulse, cancel -> deceleration,
   feedback rate and age, executed vs planned in steps, clock-sync error, and a plot of planned against
   executed positions.
@@ -49,6 +51,7 @@ import bench_downlink  # noqa: E402
 import bench_middleware  # noqa: E402
 import bench_node  # noqa: E402
 import bench_protocols  # noqa: E402
+import bench_side_by_side  # noqa: E402
 
 ANCHOR_DEFAULT = os.path.join(tempfile.gettempdir(), "anchor_ws", "devel", "lib", "anchor_bench",
                               "anchor_bench")
@@ -199,6 +202,28 @@ def main() -> int:
                  f"{fmt(q['action_latency_ms'], 2)} / {fmt(q['action_latency_max_ms'], 2)} ms",
                  f"accept() itself {fmt(q['accept_ms'], 2)} ms",
                  "<= 6 ms (2 periods + 2 ms)" + verdict(q["action_latency_max_ms"] <= 6.0)))
+
+    print(f"quadruped loop work, side by side with {bench_side_by_side.BASELINE} ...", file=sys.stderr)
+    try:
+        sbs = bench_side_by_side.run(duration=2.0 if args.quick else 4.0, rounds=1 if args.quick else 2)
+    except Exception as err:  # noqa: BLE001 -- one failed scenario must not lose the table
+        sbs = {"error": repr(err)}
+    results["loop_work_side_by_side"] = sbs
+    sc6 = "control loop work, quadruped 500/500, CPU per cycle: this tree vs the per-joint hot path"
+    if "error" in sbs:
+        rows.append((sc6, "all rows", "n/a", str(sbs["error"]), ""))
+    else:
+        base = next((v for k, v in sbs.items() if k.startswith("baseline")), {})
+        now = sbs["current"]
+        for k, part in enumerate(("read", "update", "write", "work")):
+            ref = (f"{bench_side_by_side.BASELINE}: {fmt(base[part]['median_us'])} / "
+                   f"{fmt(base[part]['p99_us'])} us" if part in base else "baseline not available")
+            target = ""
+            if part == "work":
+                ok = now[part]["median_us"] <= 70.0 and now[part]["p99_us"] <= 250.0
+                target = "<= 70 / 250 us" + verdict(ok)
+            rows.append((sc6 if k == 0 else "", f"{part}: median / p99",
+                         f"{fmt(now[part]['median_us'])} / {fmt(now[part]['p99_us'])} us", ref, target))
 
     print("quadruped 500/500, simulator in the driver's process ...", file=sys.stderr)
     qi = bench_control_loop.run(dur / 2, 500.0, 500.0, latency=False)
