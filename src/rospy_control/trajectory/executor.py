@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from bisect import bisect_right
 from collections import deque
 from typing import Any, Callable, Deque, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -90,6 +91,13 @@ logger = get_logger(__name__)
 DEFAULT_GOAL_TIMEOUT_MARGIN = 1.0
 
 _TWO_PI = 2.0 * np.pi
+
+# Per-cycle numpy calls that neither go through Python-level wrappers (``ndarray.any``,
+# ``np.count_nonzero``) nor release the GIL (``ndarray.dot`` calls BLAS, which drops the GIL: the
+# loop thread then waits for the bus and simulator threads to give it back, up to the 5 ms switch
+# interval, and pays two thread switches per cycle).
+_any = np.logical_or.reduce
+_matvec = np.matmul
 
 Desired = Tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -309,25 +317,110 @@ class TrajectoryExecutor:
         """
         if not self._running:
             self.start(time, positions, velocities)
+        n = self._n
+        measured = np.empty(2 * n)
+        measured[:n] = positions
+        measured[n:] = 0.0 if velocities is None else velocities
+        r = self._step(time, period, measured)
+        return r[:n], r[n:2 * n], r[2 * n:]
+
+    def update_stacked(self, time: float, period: float, measured: Sequence[float]) -> np.ndarray:
+        """:meth:`update` for a controller that reads its joints into one list per cycle.
+
+        :param measured: the ``n`` measured positions followed by the ``n`` measured velocities.
+        :returns: the desired ``[positions, velocities, accelerations]`` as one array of ``3n``
+            values (fresh every cycle, also kept for :meth:`feedback`).
+        """
+        if not self._running:
+            n = self._n
+            self.start(time, measured[:n], measured[n:])
+        return self._step(time, period, np.array(measured, dtype=float))
+
+    def _step(self, time: float, period: float, measured: np.ndarray) -> np.ndarray:
+        """The cycle after the measured state became one array ``[positions, velocities]`` (2n,).
+
+        Cheap while a goal runs: what the cycle needs of the current grid interval (the path
+        thresholds where a joint is inside a piece, whether the desired positions can leave the
+        limits at all) is computed once per interval and kept on the plan (:meth:`_loop_facts`).  A
+        cycle then costs one mat-vec for the sample and, with path tolerances, one comparison of
+        the raw errors against the thresholds; only when that comparison fires (or near the goal's
+        end) does the exact check of :meth:`_check` run, with upstream's semantics.
+        """
         uptime = self._uptime + period
         self._uptime = uptime
         self._time_data = (time, period, uptime)
         plan = self._plan
-        if plan is None:  # pragma: no cover - start() above always sets one
+        if plan is None:  # pragma: no cover - start() always sets one
             raise TrajectoryError("TrajectoryExecutor.update() without a plan")
         traj = plan.trajectory
-        i, r = traj.sample_interval(uptime, self._power)
+        knots = traj.knots
+        i = bisect_right(knots, uptime)  # as Trajectory.sample_interval, without a call
+        tau = uptime - knots[i - 1] if i else 0.0
+        pw = self._power
+        t2 = tau * tau
+        pw[1] = tau
+        pw[2] = t2
+        pw[3] = t2 * tau
+        pw[4] = t2 * t2
+        pw[5] = t2 * t2 * tau
+        r = _matvec(traj.matrices[i], pw)
+        cache = plan.loop_cache
+        if cache is None or cache[0] != i:
+            cache = plan.loop_cache = (i,) + self._loop_facts(plan, i)
         n = self._n
-        lower, upper = self._limits.lower, self._limits.upper
-        if (r[:n] < lower).any() or (r[:n] > upper).any():
-            r = self._clip_to_limits(r, lower, upper)
-        pos = np.array(positions, dtype=float)
-        vel = self._zeros if velocities is None else np.array(velocities, dtype=float)
+        if not cache[1]:  # the interval's desired positions may leave the limits: check this sample
+            lower, upper = self._limits.lower, self._limits.upper
+            p = r[:n]
+            if _any(p < lower) or _any(p > upper):
+                r = self._clip_to_limits(r, lower, upper)
+        pos = measured[:n]
+        vel = measured[n:]
         self._latest = (time, uptime, r, pos, vel)
         goal = plan.goal
         if goal is not None and goal.active:
-            self._check(plan, goal, i, uptime, r, pos, vel, time)
-        return r[:n], r[n:2 * n], r[2 * n:]
+            thresholds = cache[2]
+            if cache[3] or uptime >= plan.deadline:
+                self._check(plan, goal, i, uptime, r, pos, vel, time)
+            elif thresholds is not None:
+                # |shortest angular distance| <= |raw difference|: no raw error above its threshold
+                # means no path violation (what _check would conclude); otherwise _check decides.
+                err = np.abs(r[:2 * n] - measured)
+                if _any(err > thresholds):
+                    self._check(plan, goal, i, uptime, r, pos, vel, time)
+        return r
+
+    def _loop_facts(self, plan: _Plan, i: int) -> Tuple[bool, Optional[np.ndarray], bool]:
+        """What :meth:`_step` needs to know of grid interval ``i`` of ``plan``'s trajectory.
+
+        * ``inside``: True if every sample of the interval is certainly within the position limits
+          (then the per-cycle limit check is skipped).  The bound is the polynomial's start value
+          plus the sum of ``|c_k| h^k`` over the interval length ``h``, widened by a margin far
+          above the rounding of the mat-vec, so it never says "inside" for a sample the exact
+          check would clip.
+        * ``thresholds``: the path position then velocity thresholds (2n,) of the joints inside a
+          piece (+inf elsewhere), or None when no path tolerance applies in this interval;
+        * ``full``: True if the goal tolerances apply (a joint has finished its last piece): every
+          cycle then runs the exact check.
+        """
+        traj = plan.trajectory
+        n = self._n
+        knots = traj.knots
+        rows = traj.matrices[i][:n]  # (n, 6): positions' polynomials in tau = t - knots[i - 1]
+        if 0 < i < len(knots):
+            h = knots[i] - knots[i - 1]
+            reach = np.abs(rows[:, 1:]).dot(h ** np.arange(1, 6))
+        else:  # before the first knot tau is 0; after the last one every joint rests (no higher powers)
+            reach = np.where(np.any(rows[:, 1:] != 0.0, axis=1) if i else np.zeros(n, dtype=bool), np.inf, 0.0)
+        start = rows[:, 0]
+        margin = 1e-9 * (np.abs(start) + reach) + 1e-12
+        with np.errstate(invalid="ignore"):
+            inside = bool(np.all(start - reach - margin >= self._limits.lower)
+                          and np.all(start + reach + margin <= self._limits.upper))
+        thresholds = None
+        if plan.check_path and traj.any_path[i]:
+            in_path = np.concatenate((traj.in_path[i], traj.in_path[i]))
+            thresholds = np.where(in_path, np.concatenate((plan.path_pos, plan.path_vel)), np.inf)
+        return inside, thresholds, bool(traj.any_end[i])
 
     def _clip_to_limits(self, r: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
         """Desired state with positions beyond the limits put on the limit, at rest there.

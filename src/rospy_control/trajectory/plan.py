@@ -81,7 +81,7 @@ class Plan:
     """Trajectory + tolerances + owning goal, with the tolerance thresholds precomputed."""
 
     __slots__ = ("trajectory", "tolerances", "goal", "path_pos", "path_vel", "check_path", "check_path_vel",
-                 "goal_pos", "goal_vel", "goal_deadlines", "deadline")
+                 "goal_pos", "goal_vel", "goal_deadlines", "deadline", "loop_cache")
 
     def __init__(self, trajectory: Trajectory, tolerances: Tolerances, goal: Optional[Goal],
                  timeout_margin: Optional[float]) -> None:
@@ -97,3 +97,6 @@ class Plan:
         self.goal_deadlines = trajectory.end_times + tolerances.goal_time
         margin = np.inf if timeout_margin is None else float(timeout_margin)
         self.deadline = float(np.max(self.goal_deadlines)) + margin
+        #: the control loop's facts about the grid interval it samples (written and read by the
+        #: loop thread only; see ``TrajectoryExecutor._loop_facts``)
+        self.loop_cache: Optional[tuple] = None

@@ -227,7 +227,9 @@ class Trajectory:
     def sample_interval(self, time: float, power: Optional[np.ndarray] = None) -> Tuple[int, np.ndarray]:
         """Grid interval and the stacked ``[positions, velocities, accelerations]`` (3n,) at ``time``.
 
-        The hot path of the control loop: one bisect and one mat-vec.  ``power`` is a scratch
+        One bisect and one mat-vec (``np.matmul``: ``ndarray.dot`` calls BLAS, which releases the
+        GIL, so a thread calling it waits for the other Python threads to give the GIL back -- up
+        to the interpreter's switch interval).  ``power`` is a scratch
         6-vector whose first element is 1; a caller that samples from one thread only (the
         control loop) passes a preallocated one, other callers leave it None.
         """
@@ -240,7 +242,7 @@ class Trajectory:
         pw[3] = t2 * tau
         pw[4] = t2 * t2
         pw[5] = t2 * t2 * tau
-        return i, self.matrices[i].dot(pw)
+        return i, np.matmul(self.matrices[i], pw)
 
     def sample(self, time: float) -> Sample:
         """Positions, velocities and accelerations of all joints at ``time`` (new arrays)."""
