@@ -180,7 +180,7 @@ _TWO_PI = 2.0 * math.pi
 _POSITION = attrgetter("position")
 _VELOCITY = attrgetter("velocity")
 _FAULT = attrgetter("fault")
-_consume = deque(maxlen=0).extend  # runs an iterator to its end, keeping nothing
+_SINK: "deque[None]" = deque(maxlen=0)  # ``_SINK.extend(iterator)`` runs it to its end, keeping nothing
 
 
 def _command_targets(handles: Sequence[Any]) -> tuple:
@@ -513,7 +513,7 @@ class PositionJointTrajectoryController(JointTrajectoryController):
         targets = self._command_targets
         values = desired[:len(self.handles)].tolist()
         if targets:
-            _consume(map(setattr, targets[0], targets[1], values))
+            _SINK.extend(map(setattr, targets[0], targets[1], values))
         else:
             for handle, value in zip(self.handles, values):
                 handle.set_command(value)

@@ -408,9 +408,10 @@ class TrajectoryExecutor:
         rows = traj.matrices[i][:n]  # (n, 6): positions' polynomials in tau = t - knots[i - 1]
         if 0 < i < len(knots):
             h = knots[i] - knots[i - 1]
-            reach = np.abs(rows[:, 1:]).dot(h ** np.arange(1, 6))
+            reach = np.matmul(np.abs(rows[:, 1:]), h ** np.arange(1, 6))
         else:  # before the first knot tau is 0; after the last one every joint rests (no higher powers)
-            reach = np.where(np.any(rows[:, 1:] != 0.0, axis=1) if i else np.zeros(n, dtype=bool), np.inf, 0.0)
+            moving = np.any(rows[:, 1:] != 0.0, axis=1) if i else np.zeros(n, dtype=bool)
+            reach = np.where(moving, np.inf, 0.0)
         start = rows[:, 0]
         margin = 1e-9 * (np.abs(start) + reach) + 1e-12
         with np.errstate(invalid="ignore"):

@@ -31,7 +31,8 @@ def _executors(rng):
     lower = rng.uniform(-1.2, -0.6, len(J))
     upper = rng.uniform(0.6, 1.2, len(J))
     limits = TrajectoryLimits(J, lower=lower, upper=upper)
-    params = {"constraints": {"goal_time": float(rng.choice([0.0, 0.05])), "stopped_velocity_tolerance": 0.05}}
+    constraints = {"goal_time": float(rng.choice([0.0, 0.05])), "stopped_velocity_tolerance": 0.05}
+    params = {"constraints": constraints}
     for name in J:
         params["constraints"][name] = {"trajectory": float(rng.choice([0.0, 0.02, 0.2])),
                                        "goal": float(rng.choice([0.0, 0.01, 0.1]))}
@@ -86,7 +87,8 @@ def test_fast_path_matches_the_exact_check_every_cycle(seed):
             out_ref = ref.update(time, period, pos, vel)
         else:
             stacked = list(pos) + list(vel)
-            r_fast, r_ref = fast.update_stacked(time, period, stacked), ref.update_stacked(time, period, stacked)
+            r_fast = fast.update_stacked(time, period, stacked)
+            r_ref = ref.update_stacked(time, period, stacked)
             out_fast, out_ref = (r_fast[:3], r_fast[3:6], r_fast[6:]), (r_ref[:3], r_ref[3:6], r_ref[6:])
         for a, b in zip(out_fast, out_ref):
             assert np.array_equal(a, b), (seed, cycles, out_fast, out_ref)
