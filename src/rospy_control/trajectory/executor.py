@@ -186,7 +186,8 @@ class TrajectoryExecutor:
         self._running = False
         self._uptime = 0.0
         self._time_data = (0.0, 0.0, 0.0)  # (ROS time, period, uptime) of the last update
-        self._latest: Optional[tuple] = None  # (time, uptime, desired (3n,), positions, velocities)
+        # (time, uptime, desired (3n,), positions, velocities); measured ones as lists or arrays
+        self._latest: Optional[tuple] = None
         self._plan: Optional[_Plan] = None
         self._prepared: Optional[PreparedTrajectory] = None  # set by _build, read by accept (_cmd_lock)
         self._power = np.ones(6)
@@ -321,30 +322,35 @@ class TrajectoryExecutor:
         measured = np.empty(2 * n)
         measured[:n] = positions
         measured[n:] = 0.0 if velocities is None else velocities
-        r = self._step(time, period, measured)
+        r = self._step(time, period, measured.tolist())
         return r[:n], r[n:2 * n], r[2 * n:]
 
     def update_stacked(self, time: float, period: float, measured: Sequence[float]) -> np.ndarray:
         """:meth:`update` for a controller that reads its joints into one list per cycle.
 
-        :param measured: the ``n`` measured positions followed by the ``n`` measured velocities.
+        :param measured: a list of the ``n`` measured positions followed by the ``n`` measured
+            velocities (not kept: the executor copies what it keeps).
         :returns: the desired ``[positions, velocities, accelerations]`` as one array of ``3n``
             values (fresh every cycle, also kept for :meth:`feedback`).
         """
         if not self._running:
             n = self._n
             self.start(time, measured[:n], measured[n:])
-        return self._step(time, period, np.array(measured, dtype=float))
+        values: List[float] = (measured if isinstance(measured, list)
+                               else np.asarray(measured, dtype=float).tolist())
+        return self._step(time, period, values)
 
-    def _step(self, time: float, period: float, measured: np.ndarray) -> np.ndarray:
-        """The cycle after the measured state became one array ``[positions, velocities]`` (2n,).
+    def _step(self, time: float, period: float, measured: List[float]) -> np.ndarray:
+        """The cycle after the measured state became one list ``[positions, velocities]`` (2n).
 
         Cheap while a goal runs: what the cycle needs of the current grid interval (the path
         thresholds where a joint is inside a piece, whether the desired positions can leave the
         limits at all) is computed once per interval and kept on the plan (:meth:`_loop_facts`).  A
-        cycle then costs one mat-vec for the sample and, with path tolerances, one comparison of
-        the raw errors against the thresholds; only when that comparison fires (or near the goal's
-        end) does the exact check of :meth:`_check` run, with upstream's semantics.
+        cycle then costs one mat-vec for the sample and, with path tolerances, a comparison of the
+        raw errors of the checked joints against their thresholds, on Python floats (for a dozen
+        joints cheaper than numpy's per-call overhead); only when that comparison fires (or near
+        the goal's end) does the exact check of :meth:`_check` run, with upstream's semantics.
+        The measured state is kept as lists (:meth:`feedback` and the hold builders convert).
         """
         uptime = self._uptime + period
         self._uptime = uptime
@@ -374,22 +380,33 @@ class TrajectoryExecutor:
             if _any(p < lower) or _any(p > upper):
                 r = self._clip_to_limits(r, lower, upper)
         pos = measured[:n]
-        vel = measured[n:]
+        vel = measured[n:2 * n]
         self._latest = (time, uptime, r, pos, vel)
         goal = plan.goal
         if goal is not None and goal.active:
-            thresholds = cache[2]
+            checks = cache[2]
             if cache[3] or uptime >= plan.deadline:
-                self._check(plan, goal, i, uptime, r, pos, vel, time)
-            elif thresholds is not None:
+                self._check_measured(plan, goal, i, uptime, r, pos, vel, time)
+            elif checks:
                 # |shortest angular distance| <= |raw difference|: no raw error above its threshold
                 # means no path violation (what _check would conclude); otherwise _check decides.
-                err = np.abs(r[:2 * n] - measured)
-                if _any(err > thresholds):
-                    self._check(plan, goal, i, uptime, r, pos, vel, time)
+                desired = r.tolist()
+                try:
+                    for j, threshold in checks:
+                        if abs(desired[j] - measured[j]) > threshold:
+                            break
+                    else:
+                        return r
+                except TypeError:  # a measured value that is not a number: the exact check decides
+                    pass
+                self._check_measured(plan, goal, i, uptime, r, pos, vel, time)
         return r
 
-    def _loop_facts(self, plan: _Plan, i: int) -> Tuple[bool, Optional[np.ndarray], bool]:
+    def _check_measured(self, plan: _Plan, goal: _Goal, i: int, uptime: float, r: np.ndarray,
+                        pos: Sequence[float], vel: Sequence[float], time: float) -> None:
+        self._check(plan, goal, i, uptime, r, np.array(pos, dtype=float), np.array(vel, dtype=float), time)
+
+    def _loop_facts(self, plan: _Plan, i: int) -> Tuple[bool, Optional[List[Tuple[int, float]]], bool]:
         """What :meth:`_step` needs to know of grid interval ``i`` of ``plan``'s trajectory.
 
         * ``inside``: True if every sample of the interval is certainly within the position limits
@@ -397,8 +414,9 @@ class TrajectoryExecutor:
           plus the sum of ``|c_k| h^k`` over the interval length ``h``, widened by a margin far
           above the rounding of the mat-vec, so it never says "inside" for a sample the exact
           check would clip.
-        * ``thresholds``: the path position then velocity thresholds (2n,) of the joints inside a
-          piece (+inf elsewhere), or None when no path tolerance applies in this interval;
+        * ``checks``: ``(index, threshold)`` of the enforced path tolerances of the joints inside a
+          piece (index ``j < n``: position of joint ``j``; ``n + j``: its velocity), None when
+          none applies in this interval;
         * ``full``: True if the goal tolerances apply (a joint has finished its last piece): every
           cycle then runs the exact check.
         """
@@ -417,11 +435,13 @@ class TrajectoryExecutor:
         with np.errstate(invalid="ignore"):
             inside = bool(np.all(start - reach - margin >= self._limits.lower)
                           and np.all(start + reach + margin <= self._limits.upper))
-        thresholds = None
+        checks = None
         if plan.check_path and traj.any_path[i]:
             in_path = np.concatenate((traj.in_path[i], traj.in_path[i]))
             thresholds = np.where(in_path, np.concatenate((plan.path_pos, plan.path_vel)), np.inf)
-        return inside, thresholds, bool(traj.any_end[i])
+            index = np.flatnonzero(thresholds < np.inf)
+            checks = list(zip(index.tolist(), thresholds[index].tolist())) or None
+        return inside, checks, bool(traj.any_end[i])
 
     def _clip_to_limits(self, r: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
         """Desired state with positions beyond the limits put on the limit, at rest there.
@@ -615,7 +635,7 @@ class TrajectoryExecutor:
         uptime = self._time_data[2]
         desired = plan.trajectory.sample(uptime)
         # Not running yet: nothing measured, so the hold starts from the desired state.
-        measured = latest[3] if latest is not None else np.full(self._n, np.nan)
+        measured = np.array(latest[3], dtype=float) if latest is not None else np.full(self._n, np.nan)
         return self._hold_plan_from(uptime, measured, desired[0], desired[1], goal)
 
     def _hold_plan_from(self, uptime: float, measured: np.ndarray, desired_pos: np.ndarray,
@@ -625,6 +645,7 @@ class TrajectoryExecutor:
         Joints whose desired state is not usable (not finite, or refused by the limits) start
         from their measured position at rest, whatever the stop duration.  Never raises.
         """
+        measured = np.asarray(measured, dtype=float)
         if self._stop_duration > 0.0:
             pos, vel, usable = self._limits.start_state(desired_pos, desired_vel, measured)
             if not usable.all() and self._hold_throttle.ready():
@@ -752,7 +773,9 @@ class TrajectoryExecutor:
         time, uptime, r, pos, vel = latest
         n = self._n
         dp, dv, da = r[:n].copy(), r[n:2 * n].copy(), r[2 * n:].copy()
-        return FeedbackSnapshot(list(self._names), time, uptime, dp, dv, da, pos.copy(), vel.copy(),
+        pos = np.array(pos, dtype=float)  # a list from the loop, or an array (copied either way)
+        vel = np.array(vel, dtype=float)
+        return FeedbackSnapshot(list(self._names), time, uptime, dp, dv, da, pos, vel,
                                 shortest_angular_distance(pos, dp), dv - vel)
 
     def _measured(self, values: Sequence[float], what: str) -> np.ndarray:
