@@ -187,7 +187,8 @@ def _command_targets(handles: Sequence[Any]) -> tuple:
     """``(objects, fields)`` such that ``setattr(objects[j], fields[j], v)`` is exactly what
     ``handles[j].set_command(v)`` does, when every handle is a plain :class:`JointHandle` (one
     C-level ``map`` then writes a cycle's commands); ``()`` otherwise (call ``set_command``)."""
-    if not all(type(h).set_command is JointHandle.set_command for h in handles):
+    if not all(type(h).set_command is JointHandle.set_command
+               and "set_command" not in getattr(h, "__dict__", ()) for h in handles):
         return ()
     return [h._cmd_data for h in handles], [h._cmd_field for h in handles]
 
