@@ -98,6 +98,7 @@ _TWO_PI = 2.0 * np.pi
 # interval, and pays two thread switches per cycle).
 _any = np.logical_or.reduce
 _matvec = np.matmul
+_INF = float("inf")
 
 Desired = Tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -289,7 +290,7 @@ class TrajectoryExecutor:
         vel = self._limits.stop_velocities(np.clip(pos, self._limits.lower, self._limits.upper), vel,
                                            self._stop_reach)
         traj = Trajectory.stop_ramp(0.0, pos, vel, self._stop_duration)
-        plan = _Plan(traj, Tolerances.none(self._n), None, self._timeout_margin)
+        plan = _Plan(traj, Tolerances.none(self._n), None, self._timeout_margin, self._limits)
         with self._state_lock:
             self._preempt_locked(self._plan, "controller restarted", float(time))
             self._uptime = 0.0
@@ -407,13 +408,12 @@ class TrajectoryExecutor:
         self._check(plan, goal, i, uptime, r, np.array(pos, dtype=float), np.array(vel, dtype=float), time)
 
     def _loop_facts(self, plan: _Plan, i: int) -> Tuple[bool, Optional[List[Tuple[int, float]]], bool]:
-        """What :meth:`_step` needs to know of grid interval ``i`` of ``plan``'s trajectory.
+        """What :meth:`_step` needs to know of grid interval ``i`` of ``plan``'s trajectory (cheap:
+        a few list look-ups, as the loop calls it whenever it enters an interval).
 
         * ``inside``: True if every sample of the interval is certainly within the position limits
-          (then the per-cycle limit check is skipped).  The bound is the polynomial's start value
-          plus the sum of ``|c_k| h^k`` over the interval length ``h``, widened by a margin far
-          above the rounding of the mat-vec, so it never says "inside" for a sample the exact
-          check would clip.
+          (:attr:`Plan.inside`, computed with the plan from the trajectory's ``position_bounds``);
+          then the per-cycle limit check is skipped.
         * ``checks``: ``(index, threshold)`` of the enforced path tolerances of the joints inside a
           piece (index ``j < n``: position of joint ``j``; ``n + j``: its velocity), None when
           none applies in this interval;
@@ -421,26 +421,12 @@ class TrajectoryExecutor:
           cycle then runs the exact check.
         """
         traj = plan.trajectory
-        n = self._n
-        knots = traj.knots
-        rows = traj.matrices[i][:n]  # (n, 6): positions' polynomials in tau = t - knots[i - 1]
-        if 0 < i < len(knots):
-            h = knots[i] - knots[i - 1]
-            reach = np.matmul(np.abs(rows[:, 1:]), h ** np.arange(1, 6))
-        else:  # before the first knot tau is 0; after the last one every joint rests (no higher powers)
-            moving = np.any(rows[:, 1:] != 0.0, axis=1) if i else np.zeros(n, dtype=bool)
-            reach = np.where(moving, np.inf, 0.0)
-        start = rows[:, 0]
-        margin = 1e-9 * (np.abs(start) + reach) + 1e-12
-        with np.errstate(invalid="ignore"):
-            inside = bool(np.all(start - reach - margin >= self._limits.lower)
-                          and np.all(start + reach + margin <= self._limits.upper))
+        inside = plan.inside[i] if plan.inside is not None else False
         checks = None
         if plan.check_path and traj.any_path[i]:
-            in_path = np.concatenate((traj.in_path[i], traj.in_path[i]))
-            thresholds = np.where(in_path, np.concatenate((plan.path_pos, plan.path_vel)), np.inf)
-            index = np.flatnonzero(thresholds < np.inf)
-            checks = list(zip(index.tolist(), thresholds[index].tolist())) or None
+            n = self._n
+            in_path = traj.in_path[i].tolist()
+            checks = [(j, t) for j, t in enumerate(plan.path_limits) if t < _INF and in_path[j % n]] or None
         return inside, checks, bool(traj.any_end[i])
 
     def _clip_to_limits(self, r: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -627,7 +613,7 @@ class TrajectoryExecutor:
         tolerances = plan.tolerances.merged(new_tol, result.joints_in_message)
         self._prepared = PreparedTrajectory(result.trajectory, result.first_point, result.start_time,
                                             t + period, uptime + period)
-        return _Plan(result.trajectory, tolerances, goal, self._timeout_margin)
+        return _Plan(result.trajectory, tolerances, goal, self._timeout_margin, self._limits)
 
     def _hold_plan(self, plan: _Plan, goal: Optional[_Goal]) -> _Plan:
         """Hold/stop plan at the last update's uptime, built from the latest state."""
@@ -658,7 +644,7 @@ class TrajectoryExecutor:
             meas = np.asarray(measured, dtype=float)
             pos, vel = np.where(np.isfinite(meas), meas, fallback), self._zeros
         return _Plan(self._hold_trajectory(uptime, pos, vel), Tolerances.none(self._n), goal,
-                     self._timeout_margin)
+                     self._timeout_margin, self._limits)
 
     def _hold_trajectory(self, uptime: float, pos: np.ndarray, vel: np.ndarray) -> Trajectory:
         """Stop ramp (or hold) from a sanitised state; falls back to a plain hold, never raises."""

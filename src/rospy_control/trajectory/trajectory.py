@@ -87,6 +87,27 @@ class JointPieces:
                 for s, e, c in zip(self.starts, self.ends, self.coefficients)]
 
 
+def _position_bounds(pos: np.ndarray, knots: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Per grid interval and joint, bounds ``(low, high)`` (each ``(k+1, n)``) of every position
+    :meth:`Trajectory.sample_interval` can return in that interval.
+
+    A polynomial ``sum c_m tau^m`` with ``0 <= tau <= h`` stays within ``c_0 +- sum_{m>=1} |c_m| h^m``;
+    the bounds are widened by a margin far above the rounding of the sampling mat-vec.  The first
+    and last intervals are unbounded in time: there the joints rest (only ``c_0``), else the bound
+    is infinite.
+    """
+    k = knots.shape[0]
+    h = np.zeros(k + 1)
+    h[1:k] = np.diff(knots)
+    higher = np.abs(pos[:, :, 1:])  # (k+1, n, 5)
+    reach = np.einsum("ijm,im->ij", higher, h[:, None] ** np.arange(1, 6))
+    for i in (0, k):
+        reach[i] = np.where(np.any(higher[i] != 0.0, axis=1), np.inf, 0.0)
+    start = pos[:, :, 0]
+    margin = 1e-9 * (np.abs(start) + reach) + 1e-12
+    return start - reach - margin, start + reach + margin
+
+
 class Trajectory:
     """Multi-joint trajectory (see the module docstring).  Immutable once built.
 
@@ -96,7 +117,7 @@ class Trajectory:
     """
 
     __slots__ = ("joints", "n_joints", "knots", "matrices", "in_path", "at_end", "any_path", "any_end",
-                 "end_times", "start_time", "end_time")
+                 "end_times", "start_time", "end_time", "position_bounds")
 
     def __init__(self, joints: Sequence[JointPieces]) -> None:
         self.joints: List[JointPieces] = list(joints)
@@ -214,6 +235,7 @@ class Trajectory:
                                   "for the segment durations)")
         self.knots: List[float] = knots.tolist()
         self.matrices = np.ascontiguousarray(mats)
+        self.position_bounds = _position_bounds(pos, knots)
         self.in_path = in_path
         self.at_end = at_end
         self.any_path: List[bool] = in_path.any(axis=1).tolist()
