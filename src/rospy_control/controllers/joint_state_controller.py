@@ -25,19 +25,35 @@ publisher skips the cycle without advancing ``last``.
 """
 from __future__ import annotations
 
-from typing import List
+from operator import attrgetter
+from typing import Any, List, Optional
 
 from sensor_msgs.msg import JointState
 
 from rospy_control.controller_interface import Controller, RealtimePublisher
 from rospy_control.controllers._common import PublishRate, required_param, to_stamp
 from rospy_control.exceptions import ConfigError
-from rospy_control.hardware_interface import JointStateInterface
+from rospy_control.hardware_interface import JointStateHandle, JointStateInterface
 from rospy_control.log import get_logger
 
 logger = get_logger(__name__)
 
 __all__ = ["JointStateController"]
+
+_POSITION = attrgetter("position")
+_VELOCITY = attrgetter("velocity")
+_EFFORT = attrgetter("effort")
+_GETTERS = ("get_position", "get_velocity", "get_effort")
+
+
+def _plain_data(handles: List[Any]) -> Optional[List[Any]]:
+    """The handles' data objects when every handle reads its state straight from it (plain
+    :class:`JointStateHandle` getters: one C-level ``map`` per field then reads all joints), else None."""
+    for h in handles:
+        own = getattr(h, "__dict__", ())
+        if any(getattr(type(h), g, None) is not getattr(JointStateHandle, g) or g in own for g in _GETTERS):
+            return None
+    return [h.get_data() for h in handles]
 
 
 def _is_number(value) -> bool:
@@ -59,6 +75,7 @@ class JointStateController(Controller):
                               controller_nh.resolve_name("joints"))
         self.handles = [hw.get_handle(name) for name in names]
         self.names: List[str] = [h.get_name() for h in self.handles]
+        self._data = _plain_data(self.handles)
         self.extra_names: List[str] = []
         self.extra_values: List[tuple] = []
         self._add_extra_joints(controller_nh)
@@ -107,8 +124,14 @@ class JointStateController(Controller):
         msg = JointState()
         msg.header.stamp = to_stamp(time)
         msg.name = self.names + self.extra_names
-        msg.position = [h.get_position() for h in self.handles] + [v[0] for v in self.extra_values]
-        msg.velocity = [h.get_velocity() for h in self.handles] + [v[1] for v in self.extra_values]
-        msg.effort = [h.get_effort() for h in self.handles] + [v[2] for v in self.extra_values]
+        data = self._data
+        if data is not None:
+            msg.position = list(map(_POSITION, data)) + [v[0] for v in self.extra_values]
+            msg.velocity = list(map(_VELOCITY, data)) + [v[1] for v in self.extra_values]
+            msg.effort = list(map(_EFFORT, data)) + [v[2] for v in self.extra_values]
+        else:
+            msg.position = [h.get_position() for h in self.handles] + [v[0] for v in self.extra_values]
+            msg.velocity = [h.get_velocity() for h in self.handles] + [v[1] for v in self.extra_values]
+            msg.effort = [h.get_effort() for h in self.handles] + [v[2] for v in self.extra_values]
         if self.publisher.try_publish(msg):
             self.rate.published()

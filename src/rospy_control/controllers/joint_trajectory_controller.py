@@ -139,6 +139,8 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import deque
+from operator import attrgetter
 from typing import Any, Callable, List, Optional, Sequence
 
 import numpy as np
@@ -152,7 +154,7 @@ from rospy_control.controllers._jtc_common import (
 from rospy_control.controllers.pid import Pid
 from rospy_control.exceptions import ConfigError, ControllerError
 from rospy_control.hardware_interface import (
-    EffortJointInterface, PositionJointInterface, PosVelAccJointInterface, PosVelJointInterface,
+    EffortJointInterface, JointHandle, PositionJointInterface, PosVelAccJointInterface, PosVelJointInterface,
     VelocityJointInterface,
 )
 from rospy_control.log import Throttle, get_logger
@@ -174,6 +176,21 @@ DEFAULT_STATE_PUBLISH_RATE = 50.0
 DEFAULT_ACTION_MONITOR_RATE = 20.0
 
 _TWO_PI = 2.0 * math.pi
+
+_POSITION = attrgetter("position")
+_VELOCITY = attrgetter("velocity")
+_FAULT = attrgetter("fault")
+_SINK: "deque[None]" = deque(maxlen=0)  # ``_SINK.extend(iterator)`` runs it to its end, keeping nothing
+
+
+def _command_targets(handles: Sequence[Any]) -> tuple:
+    """``(objects, fields)`` such that ``setattr(objects[j], fields[j], v)`` is exactly what
+    ``handles[j].set_command(v)`` does, when every handle is a plain :class:`JointHandle` (one
+    C-level ``map`` then writes a cycle's commands); ``()`` otherwise (call ``set_command``)."""
+    if not all(type(h).set_command is JointHandle.set_command
+               and "set_command" not in getattr(h, "__dict__", ()) for h in handles):
+        return ()
+    return [h._cmd_data for h in handles], [h._cmd_field for h in handles]
 
 
 def continuous_joints(root_nh, joint_names: Sequence[str], param: str = "robot_description") -> List[bool]:
@@ -394,6 +411,7 @@ class JointTrajectoryController(Controller):
         continuous = [types[name] == "continuous" for name in names]
         self.handles = [hw.get_handle(name) for name in names]
         self._data = [h.get_data() for h in self.handles]
+        self._command_targets = _command_targets(self.handles)
         self.executor = TrajectoryExecutor.from_params(names, controller_nh, continuous,
                                                        source=controller_nh.namespace, limits=limits)
         state_rate = number_param(controller_nh, "state_publish_rate", DEFAULT_STATE_PUBLISH_RATE)
@@ -429,9 +447,13 @@ class JointTrajectoryController(Controller):
 
     def update(self, time: float, period: float) -> None:
         data = self._data
-        pos = [d.position for d in data]
-        vel = [d.velocity for d in data]
-        if [getattr(d, "fault", None) for d in data].count(None) != len(data):
+        measured = list(map(_POSITION, data))
+        measured += map(_VELOCITY, data)
+        try:
+            healthy = list(map(_FAULT, data)).count(None) == len(data)
+        except AttributeError:  # data objects without a ``fault`` field are healthy
+            healthy = [getattr(d, "fault", None) for d in data].count(None) == len(data)
+        if not healthy:
             if not self._fault_seen:
                 # Beyond upstream: a goal is not left running into a dead joint; the others hold.
                 self._fault_seen = True
@@ -440,9 +462,16 @@ class JointTrajectoryController(Controller):
                     self.executor.hold(reason)
         else:
             self._fault_seen = False
-        dp, dv, da = self.executor.update(time, period, pos, vel)
-        self._write(dp, dv, da, pos, vel, period)
+        desired = self.executor.update_stacked(time, period, measured)
+        self._write_desired(desired, measured, period)
         self.ros.on_update(time)
+
+    def _write_desired(self, desired: np.ndarray, measured: List[float], period: float) -> None:
+        """Write the commands of one cycle: ``desired`` is ``[positions, velocities, accelerations]``
+        (3n,), ``measured`` the positions then velocities (2n).  Calls :meth:`_write`; a variant may
+        override this instead to skip the split."""
+        n = len(self._data)
+        self._write(desired[:n], desired[n:2 * n], desired[2 * n:], measured[:n], measured[n:], period)
 
     def stopping(self, time: float) -> None:
         self.executor.stopping(time)
@@ -477,6 +506,18 @@ class PositionJointTrajectoryController(JointTrajectoryController):
     def _write(self, dp, dv, da, pos, vel, period) -> None:
         for handle, value in zip(self.handles, dp.tolist()):
             handle.set_command(value)
+
+    def _write_desired(self, desired, measured, period) -> None:
+        if type(self)._write is not PositionJointTrajectoryController._write:  # a subclass's own _write
+            JointTrajectoryController._write_desired(self, desired, measured, period)
+            return
+        targets = self._command_targets
+        values = desired[:len(self.handles)].tolist()
+        if targets:
+            _SINK.extend(map(setattr, targets[0], targets[1], values))
+        else:
+            for handle, value in zip(self.handles, values):
+                handle.set_command(value)
 
     def _safe_commands(self) -> None:
         for handle, data in zip(self.handles, self._data):

@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from bisect import bisect_right
 from collections import deque
 from typing import Any, Callable, Deque, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -90,6 +91,14 @@ logger = get_logger(__name__)
 DEFAULT_GOAL_TIMEOUT_MARGIN = 1.0
 
 _TWO_PI = 2.0 * np.pi
+
+# Per-cycle numpy calls that neither go through Python-level wrappers (``ndarray.any``,
+# ``np.count_nonzero``) nor release the GIL (``ndarray.dot`` calls BLAS, which drops the GIL: the
+# loop thread then waits for the bus and simulator threads to give it back, up to the 5 ms switch
+# interval, and pays two thread switches per cycle).
+_any = np.logical_or.reduce
+_matvec = np.matmul
+_INF = float("inf")
 
 Desired = Tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -178,7 +187,8 @@ class TrajectoryExecutor:
         self._running = False
         self._uptime = 0.0
         self._time_data = (0.0, 0.0, 0.0)  # (ROS time, period, uptime) of the last update
-        self._latest: Optional[tuple] = None  # (time, uptime, desired (3n,), positions, velocities)
+        # (time, uptime, desired (3n,), positions, velocities); measured ones as lists or arrays
+        self._latest: Optional[tuple] = None
         self._plan: Optional[_Plan] = None
         self._prepared: Optional[PreparedTrajectory] = None  # set by _build, read by accept (_cmd_lock)
         self._power = np.ones(6)
@@ -280,7 +290,7 @@ class TrajectoryExecutor:
         vel = self._limits.stop_velocities(np.clip(pos, self._limits.lower, self._limits.upper), vel,
                                            self._stop_reach)
         traj = Trajectory.stop_ramp(0.0, pos, vel, self._stop_duration)
-        plan = _Plan(traj, Tolerances.none(self._n), None, self._timeout_margin)
+        plan = _Plan(traj, Tolerances.none(self._n), None, self._timeout_margin, self._limits)
         with self._state_lock:
             self._preempt_locked(self._plan, "controller restarted", float(time))
             self._uptime = 0.0
@@ -309,25 +319,115 @@ class TrajectoryExecutor:
         """
         if not self._running:
             self.start(time, positions, velocities)
+        n = self._n
+        measured = np.empty(2 * n)
+        measured[:n] = positions
+        measured[n:] = 0.0 if velocities is None else velocities
+        r = self._step(time, period, measured.tolist())
+        return r[:n], r[n:2 * n], r[2 * n:]
+
+    def update_stacked(self, time: float, period: float, measured: Sequence[float]) -> np.ndarray:
+        """:meth:`update` for a controller that reads its joints into one list per cycle.
+
+        :param measured: a list of the ``n`` measured positions followed by the ``n`` measured
+            velocities (not kept: the executor copies what it keeps).
+        :returns: the desired ``[positions, velocities, accelerations]`` as one array of ``3n``
+            values (fresh every cycle, also kept for :meth:`feedback`).
+        """
+        if not self._running:
+            n = self._n
+            self.start(time, measured[:n], measured[n:])
+        values: List[float] = (measured if isinstance(measured, list)
+                               else np.asarray(measured, dtype=float).tolist())
+        return self._step(time, period, values)
+
+    def _step(self, time: float, period: float, measured: List[float]) -> np.ndarray:
+        """The cycle after the measured state became one list ``[positions, velocities]`` (2n).
+
+        Cheap while a goal runs: what the cycle needs of the current grid interval (the path
+        thresholds where a joint is inside a piece, whether the desired positions can leave the
+        limits at all) is computed once per interval and kept on the plan (:meth:`_loop_facts`).  A
+        cycle then costs one mat-vec for the sample and, with path tolerances, a comparison of the
+        raw errors of the checked joints against their thresholds, on Python floats (for a dozen
+        joints cheaper than numpy's per-call overhead); only when that comparison fires (or near
+        the goal's end) does the exact check of :meth:`_check` run, with upstream's semantics.
+        The measured state is kept as lists (:meth:`feedback` and the hold builders convert).
+        """
         uptime = self._uptime + period
         self._uptime = uptime
         self._time_data = (time, period, uptime)
         plan = self._plan
-        if plan is None:  # pragma: no cover - start() above always sets one
+        if plan is None:  # pragma: no cover - start() always sets one
             raise TrajectoryError("TrajectoryExecutor.update() without a plan")
         traj = plan.trajectory
-        i, r = traj.sample_interval(uptime, self._power)
+        knots = traj.knots
+        i = bisect_right(knots, uptime)  # as Trajectory.sample_interval, without a call
+        tau = uptime - knots[i - 1] if i else 0.0
+        pw = self._power
+        t2 = tau * tau
+        pw[1] = tau
+        pw[2] = t2
+        pw[3] = t2 * tau
+        pw[4] = t2 * t2
+        pw[5] = t2 * t2 * tau
+        r = _matvec(traj.matrices[i], pw)
+        cache = plan.loop_cache
+        if cache is None or cache[0] != i:
+            cache = plan.loop_cache = (i,) + self._loop_facts(plan, i)
         n = self._n
-        lower, upper = self._limits.lower, self._limits.upper
-        if (r[:n] < lower).any() or (r[:n] > upper).any():
-            r = self._clip_to_limits(r, lower, upper)
-        pos = np.array(positions, dtype=float)
-        vel = self._zeros if velocities is None else np.array(velocities, dtype=float)
+        if not cache[1]:  # the interval's desired positions may leave the limits: check this sample
+            lower, upper = self._limits.lower, self._limits.upper
+            p = r[:n]
+            if _any(p < lower) or _any(p > upper):
+                r = self._clip_to_limits(r, lower, upper)
+        pos = measured[:n]
+        vel = measured[n:2 * n]
         self._latest = (time, uptime, r, pos, vel)
         goal = plan.goal
         if goal is not None and goal.active:
-            self._check(plan, goal, i, uptime, r, pos, vel, time)
-        return r[:n], r[n:2 * n], r[2 * n:]
+            checks = cache[2]
+            if cache[3] or uptime >= plan.deadline:
+                self._check_measured(plan, goal, i, uptime, r, pos, vel, time)
+            elif checks:
+                # |shortest angular distance| <= |raw difference|: no raw error above its threshold
+                # means no path violation (what _check would conclude); otherwise _check decides.
+                desired = r.tolist()
+                try:
+                    for j, threshold in checks:
+                        if abs(desired[j] - measured[j]) > threshold:
+                            break
+                    else:
+                        return r
+                except TypeError:  # a measured value that is not a number: the exact check decides
+                    pass
+                self._check_measured(plan, goal, i, uptime, r, pos, vel, time)
+        return r
+
+    def _check_measured(self, plan: _Plan, goal: _Goal, i: int, uptime: float, r: np.ndarray,
+                        pos: Sequence[float], vel: Sequence[float], time: float) -> None:
+        self._check(plan, goal, i, uptime, r, np.array(pos, dtype=float), np.array(vel, dtype=float), time)
+
+    def _loop_facts(self, plan: _Plan, i: int) -> Tuple[bool, Optional[List[Tuple[int, float]]], bool]:
+        """What :meth:`_step` needs to know of grid interval ``i`` of ``plan``'s trajectory (cheap:
+        a few list look-ups, as the loop calls it whenever it enters an interval).
+
+        * ``inside``: True if every sample of the interval is certainly within the position limits
+          (:attr:`Plan.inside`, computed with the plan from the trajectory's ``position_bounds``);
+          then the per-cycle limit check is skipped.
+        * ``checks``: ``(index, threshold)`` of the enforced path tolerances of the joints inside a
+          piece (index ``j < n``: position of joint ``j``; ``n + j``: its velocity), None when
+          none applies in this interval;
+        * ``full``: True if the goal tolerances apply (a joint has finished its last piece): every
+          cycle then runs the exact check.
+        """
+        traj = plan.trajectory
+        inside = plan.inside[i] if plan.inside is not None else False
+        checks = None
+        if plan.check_path and traj.any_path[i]:
+            n = self._n
+            in_path = traj.in_path[i].tolist()
+            checks = [(j, t) for j, t in enumerate(plan.path_limits) if t < _INF and in_path[j % n]] or None
+        return inside, checks, bool(traj.any_end[i])
 
     def _clip_to_limits(self, r: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
         """Desired state with positions beyond the limits put on the limit, at rest there.
@@ -513,7 +613,7 @@ class TrajectoryExecutor:
         tolerances = plan.tolerances.merged(new_tol, result.joints_in_message)
         self._prepared = PreparedTrajectory(result.trajectory, result.first_point, result.start_time,
                                             t + period, uptime + period)
-        return _Plan(result.trajectory, tolerances, goal, self._timeout_margin)
+        return _Plan(result.trajectory, tolerances, goal, self._timeout_margin, self._limits)
 
     def _hold_plan(self, plan: _Plan, goal: Optional[_Goal]) -> _Plan:
         """Hold/stop plan at the last update's uptime, built from the latest state."""
@@ -521,7 +621,7 @@ class TrajectoryExecutor:
         uptime = self._time_data[2]
         desired = plan.trajectory.sample(uptime)
         # Not running yet: nothing measured, so the hold starts from the desired state.
-        measured = latest[3] if latest is not None else np.full(self._n, np.nan)
+        measured = np.array(latest[3], dtype=float) if latest is not None else np.full(self._n, np.nan)
         return self._hold_plan_from(uptime, measured, desired[0], desired[1], goal)
 
     def _hold_plan_from(self, uptime: float, measured: np.ndarray, desired_pos: np.ndarray,
@@ -531,6 +631,7 @@ class TrajectoryExecutor:
         Joints whose desired state is not usable (not finite, or refused by the limits) start
         from their measured position at rest, whatever the stop duration.  Never raises.
         """
+        measured = np.asarray(measured, dtype=float)
         if self._stop_duration > 0.0:
             pos, vel, usable = self._limits.start_state(desired_pos, desired_vel, measured)
             if not usable.all() and self._hold_throttle.ready():
@@ -543,7 +644,7 @@ class TrajectoryExecutor:
             meas = np.asarray(measured, dtype=float)
             pos, vel = np.where(np.isfinite(meas), meas, fallback), self._zeros
         return _Plan(self._hold_trajectory(uptime, pos, vel), Tolerances.none(self._n), goal,
-                     self._timeout_margin)
+                     self._timeout_margin, self._limits)
 
     def _hold_trajectory(self, uptime: float, pos: np.ndarray, vel: np.ndarray) -> Trajectory:
         """Stop ramp (or hold) from a sanitised state; falls back to a plain hold, never raises."""
@@ -658,7 +759,9 @@ class TrajectoryExecutor:
         time, uptime, r, pos, vel = latest
         n = self._n
         dp, dv, da = r[:n].copy(), r[n:2 * n].copy(), r[2 * n:].copy()
-        return FeedbackSnapshot(list(self._names), time, uptime, dp, dv, da, pos.copy(), vel.copy(),
+        pos = np.array(pos, dtype=float)  # a list from the loop, or an array (copied either way)
+        vel = np.array(vel, dtype=float)
+        return FeedbackSnapshot(list(self._names), time, uptime, dp, dv, da, pos, vel,
                                 shortest_angular_distance(pos, dp), dv - vel)
 
     def _measured(self, values: Sequence[float], what: str) -> np.ndarray:

@@ -12,6 +12,7 @@ from typing import Any, List, NamedTuple, Optional
 
 import numpy as np
 
+from rospy_control.trajectory.limits import TrajectoryLimits
 from rospy_control.trajectory.tolerances import Tolerances, enforced
 from rospy_control.trajectory.trajectory import Trajectory
 
@@ -78,13 +79,18 @@ class Goal:
 
 
 class Plan:
-    """Trajectory + tolerances + owning goal, with the tolerance thresholds precomputed."""
+    """Trajectory + tolerances + owning goal, with the tolerance thresholds precomputed.
+
+    With ``limits``, :attr:`inside` says per grid interval of the trajectory whether every sample
+    of it is certainly within the position limits (then the control loop skips the per-cycle limit
+    check there); without, None (the loop checks every cycle).
+    """
 
     __slots__ = ("trajectory", "tolerances", "goal", "path_pos", "path_vel", "check_path", "check_path_vel",
-                 "goal_pos", "goal_vel", "goal_deadlines", "deadline")
+                 "goal_pos", "goal_vel", "goal_deadlines", "deadline", "loop_cache", "inside", "path_limits")
 
     def __init__(self, trajectory: Trajectory, tolerances: Tolerances, goal: Optional[Goal],
-                 timeout_margin: Optional[float]) -> None:
+                 timeout_margin: Optional[float], limits: Optional[TrajectoryLimits] = None) -> None:
         self.trajectory = trajectory
         self.tolerances = tolerances
         self.goal = goal
@@ -97,3 +103,12 @@ class Plan:
         self.goal_deadlines = trajectory.end_times + tolerances.goal_time
         margin = np.inf if timeout_margin is None else float(timeout_margin)
         self.deadline = float(np.max(self.goal_deadlines)) + margin
+        #: the control loop's facts about the grid interval it samples (written and read by the
+        #: loop thread only; see ``TrajectoryExecutor._loop_facts``)
+        self.loop_cache: Optional[tuple] = None
+        #: path position then velocity thresholds as Python floats (+inf: not enforced)
+        self.path_limits: List[float] = self.path_pos.tolist() + self.path_vel.tolist()
+        self.inside: Optional[List[bool]] = None
+        if limits is not None:
+            low, high = trajectory.position_bounds
+            self.inside = np.all((low >= limits.lower) & (high <= limits.upper), axis=1).tolist()

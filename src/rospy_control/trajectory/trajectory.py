@@ -87,6 +87,27 @@ class JointPieces:
                 for s, e, c in zip(self.starts, self.ends, self.coefficients)]
 
 
+def _position_bounds(pos: np.ndarray, knots: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Per grid interval and joint, bounds ``(low, high)`` (each ``(k+1, n)``) of every position
+    :meth:`Trajectory.sample_interval` can return in that interval.
+
+    A polynomial ``sum c_m tau^m`` with ``0 <= tau <= h`` stays within ``c_0 +- sum_{m>=1} |c_m| h^m``;
+    the bounds are widened by a margin far above the rounding of the sampling mat-vec.  The first
+    and last intervals are unbounded in time: there the joints rest (only ``c_0``), else the bound
+    is infinite.
+    """
+    k = knots.shape[0]
+    h = np.zeros(k + 1)
+    h[1:k] = np.diff(knots)
+    higher = np.abs(pos[:, :, 1:])  # (k+1, n, 5)
+    reach = np.einsum("ijm,im->ij", higher, h[:, None] ** np.arange(1, 6))
+    for i in (0, k):
+        reach[i] = np.where(np.any(higher[i] != 0.0, axis=1), np.inf, 0.0)
+    start = pos[:, :, 0]
+    margin = 1e-9 * (np.abs(start) + reach) + 1e-12
+    return start - reach - margin, start + reach + margin
+
+
 class Trajectory:
     """Multi-joint trajectory (see the module docstring).  Immutable once built.
 
@@ -96,7 +117,7 @@ class Trajectory:
     """
 
     __slots__ = ("joints", "n_joints", "knots", "matrices", "in_path", "at_end", "any_path", "any_end",
-                 "end_times", "start_time", "end_time")
+                 "end_times", "start_time", "end_time", "position_bounds")
 
     def __init__(self, joints: Sequence[JointPieces]) -> None:
         self.joints: List[JointPieces] = list(joints)
@@ -214,6 +235,7 @@ class Trajectory:
                                   "for the segment durations)")
         self.knots: List[float] = knots.tolist()
         self.matrices = np.ascontiguousarray(mats)
+        self.position_bounds = _position_bounds(pos, knots)
         self.in_path = in_path
         self.at_end = at_end
         self.any_path: List[bool] = in_path.any(axis=1).tolist()
@@ -227,7 +249,9 @@ class Trajectory:
     def sample_interval(self, time: float, power: Optional[np.ndarray] = None) -> Tuple[int, np.ndarray]:
         """Grid interval and the stacked ``[positions, velocities, accelerations]`` (3n,) at ``time``.
 
-        The hot path of the control loop: one bisect and one mat-vec.  ``power`` is a scratch
+        One bisect and one mat-vec (``np.matmul``: ``ndarray.dot`` calls BLAS, which releases the
+        GIL, so a thread calling it waits for the other Python threads to give the GIL back -- up
+        to the interpreter's switch interval).  ``power`` is a scratch
         6-vector whose first element is 1; a caller that samples from one thread only (the
         control loop) passes a preallocated one, other callers leave it None.
         """
@@ -240,7 +264,7 @@ class Trajectory:
         pw[3] = t2 * tau
         pw[4] = t2 * t2
         pw[5] = t2 * t2 * tau
-        return i, self.matrices[i].dot(pw)
+        return i, np.matmul(self.matrices[i], pw)
 
     def sample(self, time: float) -> Sample:
         """Positions, velocities and accelerations of all joints at ``time`` (new arrays)."""

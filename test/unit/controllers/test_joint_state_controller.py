@@ -164,3 +164,24 @@ def test_through_the_controller_manager_loop(rig):
         rig.cycle(0.01)
     assert len(msgs) == pytest.approx(50, abs=2)
     assert msgs[-1].header.stamp.to_sec() <= rig.t
+
+
+def test_a_handle_with_its_own_getters_is_read_through_them(rig):
+    """The controller reads plain handles' data objects directly; a handle that computes its values
+    (a subclass overriding the getters) is still asked for them."""
+    from rospy_control.hardware_interface import JointStateHandle, JointStateInterface
+
+    class Doubled(JointStateHandle):
+        def get_position(self):
+            return 2.0 * self.get_data().position
+
+    iface = rig.robot.get(JointStateInterface)
+    iface.register_handle(Doubled("j2", rig.robot.joints["j2"]))
+    msgs = rig.record("joint_states", JointState)
+    jsc = rig.load("jsc", JSC, publish_rate=100.0)
+    for i, data in enumerate(rig.robot.joints.values()):
+        data.position, data.velocity, data.effort = 1.0 + i, 2.0 + i, 3.0 + i
+    jsc.start_request(5.0)
+    jsc.update_request(5.0, 0.01)
+    [msg] = msgs
+    assert msg.position == [1.0, 4.0, 3.0] and msg.velocity == [2.0, 3.0, 4.0]

@@ -238,3 +238,32 @@ def test_cancel_callback_under_the_server_lock_while_the_monitor_relays_does_not
         assert goal.get_goal_status() == GoalStatus.PREEMPTED
     finally:
         rig.close()
+
+
+def test_position_variant_commands_through_a_handle_with_its_own_set_command():
+    """Plain JointHandles get the cycle's commands in one map over their data objects; a handle
+    class with its own ``set_command`` (e.g. one that converts units) is still called."""
+    from rospy_control.hardware_interface import JointHandle, PositionJointInterface
+    from test_jtc_sim import RRBOT, JtcRig, jtc_type, rrbot_params
+
+    calls = []
+
+    class Recording(JointHandle):
+        def set_command(self, command):
+            calls.append((self.get_name(), command))
+            super().set_command(command)
+
+    rig = JtcRig(dict(RRBOT), mode="position")
+    try:
+        iface = rig.robot.get(PositionJointInterface)
+        plain = iface.get_handle(J[1])
+        iface.register_handle(Recording(rig.robot.js.get_handle(J[1]), plain._cmd_data, plain._cmd_field))
+        rig.start("arm", jtc_type("position"), rrbot_params(J))
+        goal = rig.client().send_goal(fjt_goal(traj(J, [pt(TARGET, 1.0)])))
+        rig.run(2.0, until=goal.is_done)
+        assert goal.get_goal_status() == GoalStatus.SUCCEEDED, goal.get_result()
+        assert len(calls) > 50 and {name for name, _ in calls} == {J[1]}
+        assert calls[-1][1] == pytest.approx(TARGET[1])
+        assert rig.robot.positions() == pytest.approx(TARGET, abs=0.02)
+    finally:
+        rig.close()
