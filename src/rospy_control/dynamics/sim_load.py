@@ -26,14 +26,13 @@ constant loads.
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from rospy_control.dynamics.actuation import ActuatorBinding, bind_actuators
 from rospy_control.dynamics.gravity import GravityModel
-from rospy_control.dynamics.options import GravityOptions, hardware_root, simulation_options
+from rospy_control.dynamics.options import GravityOptions, configuration_root, simulation_options
 from rospy_control.log import get_logger
 from rospy_control.transmission_interface import Transmission
 
@@ -93,7 +92,7 @@ class SimulatedGravity:
         return {m.unit.name: m.gravity_load for motors, _, _ in self._plan for m in motors}
 
 
-def attach_simulated_gravity(simulators: Iterable[object], urdf: str, options: GravityOptions,
+def attach_simulated_gravity(simulators: Iterable[Any], urdf: str, options: GravityOptions,
                              source: str = "robot_description",
                              interval: float = 0.001) -> Optional[SimulatedGravity]:
     """Give the simulated actuators of ``simulators`` (SimulatedFirmware objects; every protocol) the
@@ -105,19 +104,17 @@ def attach_simulated_gravity(simulators: Iterable[object], urdf: str, options: G
     """
     sims = list(simulators)
     motors: Dict[str, object] = {}
-    direct: Dict[str, str] = {}
     for sim in sims:
         for m in sim.gravity_joints():
             motors[m.unit.name] = m
-            if m.unit.joint:
-                direct[m.unit.name] = m.unit.joint
     for m in motors.values():
         m.gravity = None  # type: ignore[attr-defined]
         m.gravity_load = 0.0  # type: ignore[attr-defined]
     if not options.enabled or not motors:
         return None
     model = GravityModel.from_urdf(urdf, source, options.gravity, options.payloads)
-    bindings = bind_actuators(model, urdf, list(motors), direct, source)
+    units = [m.unit for m in motors.values()]  # type: ignore[attr-defined]
+    bindings = bind_actuators(model, urdf, units, source)
     if not bindings:
         logger.warning("simulation: no simulated motor drives a joint of %s; no gravity applied", source)
         return None
@@ -136,14 +133,13 @@ def attach_simulated_gravity(simulators: Iterable[object], urdf: str, options: G
 def attach_to_middleware(middleware, urdf: Optional[str], hardware_xml: Optional[str] = None,
                          source: str = "robot_description") -> Optional[SimulatedGravity]:
     """:func:`attach_simulated_gravity` for every simulated channel of ``middleware``, with the root
-    ``<simulation>`` options of ``hardware_xml`` (default: the middleware's source file).  Nothing to do
-    (None) without a URDF or without simulated channels."""
+    ``<simulation>`` options of the description the middleware parsed, or of ``hardware_xml`` when that
+    names another one (:func:`~.options.configuration_root`).  Nothing to do (None) without a URDF or
+    without simulated channels."""
     sims = middleware.simulators()
     if not urdf or not sims:
         return None
-    if hardware_xml is None and os.path.isfile(str(middleware.source)):
-        hardware_xml = middleware.source  # built from a file (text sources are named '<xml string>')
-    root = hardware_root(hardware_xml)
+    root = configuration_root(middleware, hardware_xml)
     return attach_simulated_gravity(sims.values(), urdf, simulation_options(root), source)
 
 

@@ -73,11 +73,12 @@ def test_every_protocol_arm_feels_the_loads_of_the_mit_arm(protocol):
             assert joints[name].gravity is load
     assert loads[1] == pytest.approx(loads[0], abs=1e-9)
     # and by hand for the shoulder (1:1): the model's holding torque at the pose
-    q = {"shoulder_pan_joint": 0.3, "shoulder_lift_joint": -1.1, "elbow_joint": 1.6 / 2 + 0.1, "wrist_1_joint": -0.4,
-         "gripper_finger_joint": 0.01}
+    q = {"shoulder_pan_joint": 0.3, "shoulder_lift_joint": -1.1, "elbow_joint": 1.6 / 2 + 0.1,
+         "wrist_1_joint": -0.4, "gripper_finger_joint": 0.01}
     wrist = [t for t in TransmissionParser.parse(urdf) if t.name == "wrist_differential_trans"][0]
-    q.update(zip((j.name for j in wrist.ordered_joints()), load_transmission(wrist).actuator_to_joint_position(
-        [POSE[a.name] for a in wrist.ordered_actuators()])))
+    wrist_act = [POSE[a.name] for a in wrist.ordered_actuators()]
+    wrist_q = load_transmission(wrist).actuator_to_joint_position(wrist_act)
+    q.update(zip((j.name for j in wrist.ordered_joints()), wrist_q))
     tau = GravityModel.from_urdf(urdf).torque_map(q)
     assert loads[1]["shoulder_lift_motor"] == pytest.approx(tau["shoulder_lift_joint"], rel=1e-9)
     assert abs(tau["shoulder_lift_joint"]) > 1.0
@@ -101,9 +102,9 @@ URDF = """<?xml version="1.0"?><robot name="r"><link name="base"/>
 # convert through their own gears: an ODrive ratio of 3 (turns), a CiA 402 gear of 5 (counts, per mille)
 SIM = '<simulation inertia="0.02" damping="0.2" friction="0.0" initial_position="1.6"/>'
 UNITS = {
-    "odrive": f'<unit name="m1" type="rospy_control/OdriveAxis" channel="a" node_id="1" firmware="0.6" ratio="3" '
-              f'direction="-1" zero_offset="0.2" pos_gain="{{pg}}" vel_gain="{{vg}}" vel_integrator_gain="0" '
-              f'torque_limit="10">{SIM}</unit>',
+    "odrive": f'<unit name="m1" type="rospy_control/OdriveAxis" channel="a" node_id="1" firmware="0.6" '
+              f'ratio="3" direction="-1" zero_offset="0.2" pos_gain="{{pg}}" vel_gain="{{vg}}" '
+              f'vel_integrator_gain="0" torque_limit="10">{SIM}</unit>',
     "cia402": f'<unit name="m1" type="rospy_control/Cia402Drive" channel="a" node_id="1" direction="-1" '
               f'zero_offset="0.2" counts_per_rev="4096" gear_ratio="5" rated_torque="0.2" max_torque="3000">'
               f'{{gains}}{SIM}</unit>',
