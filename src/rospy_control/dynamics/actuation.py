@@ -1,24 +1,23 @@
-"""Joint space <-> motor space for the gravity model: the URDF's ``<transmission>`` elements (and the
-hardware XML's 1:1 ``joint="..."`` bindings) applied to positions and torques.
+"""Joint space <-> motor space for the gravity model: the actuator <-> joint binding (URDF
+``<transmission>`` elements and the hardware XML's 1:1 ``joint="..."`` attributes) applied to
+positions and torques.
 
-:func:`bind_actuators` pairs a :class:`~.gravity.GravityModel`'s joints with named actuators through
-the project's transmission parser and loaders (:mod:`rospy_control.transmission_interface`); the
-simulator uses it to turn simulated motor positions into a pose and the holding torques back into
-motor torques.  (The driver's RobotHW has its transmissions already and uses them directly.)
+:func:`bind_actuators` pairs a :class:`~.gravity.GravityModel`'s joints with actuators through the one
+binding the driver's RobotHW uses too
+(:func:`rospy_control.transmission_interface.actuator_binding.bind_actuators_to_joints`, in its
+lenient form: the simulator may simulate only part of a robot) and the project's transmission
+loaders; the simulator uses it to turn simulated actuator positions into a pose and the holding
+torques back into actuator torques.
 """
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Any, List, NamedTuple, Sequence, Tuple
 
 from rospy_control.dynamics.gravity import GravityModel
-from rospy_control.log import get_logger
-from rospy_control.transmission_interface import (
-    SimpleTransmission, Transmission, TransmissionParser, load_transmission,
-)
+from rospy_control.transmission_interface import Transmission, load_transmission
+from rospy_control.transmission_interface.actuator_binding import bind_actuators_to_joints
 
 __all__ = ["ActuatorBinding", "bind_actuators"]
-
-logger = get_logger(__name__)
 
 
 class ActuatorBinding(NamedTuple):
@@ -31,30 +30,16 @@ class ActuatorBinding(NamedTuple):
     name: str
 
 
-def bind_actuators(model: GravityModel, urdf: str, actuators: Sequence[str],
-                   direct: Optional[Dict[str, str]] = None,
+def bind_actuators(model: GravityModel, urdf: str, actuators: Sequence[Any],
                    source: str = "robot_description") -> List[ActuatorBinding]:
     """Transmissions between ``actuators`` and the model's joints.
 
-    :param direct: ``{actuator: joint}`` 1:1 bindings (the hardware XML's ``joint`` attribute), used for
-        actuators no URDF transmission names.
+    :param actuators: the units (``name``, ``joint``, ``where``: middleware actuator units).
     :returns: one binding per URDF transmission all of whose actuators are in ``actuators`` (others are
         skipped with a debug message: they belong to another bus or robot), then the 1:1 ones.
     """
-    names = set(actuators)
-    out: List[ActuatorBinding] = []
-    used: Set[str] = set()
-    for info in TransmissionParser.parse(urdf, source=source):
-        acts = tuple(a.name for a in info.ordered_actuators())
-        if not all(a in names for a in acts):
-            logger.debug("gravity model: transmission '%s' skipped (actuators %s not all simulated here)",
-                         info.name, ", ".join(acts))
-            continue
-        joints = tuple(model.index.get(j.name, -1) for j in info.ordered_joints())
-        out.append(ActuatorBinding(acts, joints, load_transmission(info), info.name))
-        used.update(acts)
-    for act, joint in (direct or {}).items():
-        if act in names and act not in used and joint in model.index:
-            out.append(ActuatorBinding((act,), (model.index[joint],), SimpleTransmission(1.0),
-                                       f"{act} (1:1)"))
-    return out
+    shared = bind_actuators_to_joints(urdf, actuators, source, strict=False)
+    return [ActuatorBinding(tuple(a.name for a in info.ordered_actuators()),
+                            tuple(model.index.get(j.name, -1) for j in info.ordered_joints()),
+                            load_transmission(info), info.name)
+            for info in shared.infos]

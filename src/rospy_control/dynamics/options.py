@@ -19,7 +19,7 @@ simulator applies the URDF's own weights under standard gravity (when it was giv
 from __future__ import annotations
 
 import os
-from typing import FrozenSet, NamedTuple, Optional, Tuple
+from typing import Any, FrozenSet, NamedTuple, Optional, Tuple
 
 from rospy_control.dynamics.gravity import STANDARD_GRAVITY, Payload
 from rospy_control.middleware.config import (
@@ -27,7 +27,7 @@ from rospy_control.middleware.config import (
 )
 
 __all__ = ["GravityOptions", "read_gravity_options", "simulation_options", "compensation_options",
-           "hardware_root"]
+           "hardware_root", "configuration_root"]
 
 
 def to_vec3(text: str) -> Tuple[float, float, float]:
@@ -93,6 +93,27 @@ def hardware_root(hardware_xml: Optional[str]) -> Optional[ElementInfo]:
     return parse_hardware_xml(hardware_xml).element
 
 
+def configuration_root(middleware: Any, hardware_xml: Optional[str] = None) -> Optional[ElementInfo]:
+    """The ``<hardware>`` element the gravity options of ``middleware`` come from: the one the middleware
+    already parsed (``middleware.info``), unless ``hardware_xml`` names another description (a path
+    other than the middleware's file, or XML text for a middleware built from a file), which is
+    parsed then (:func:`hardware_root`).
+
+    :raises ConfigError: ``hardware_xml`` is malformed XML.
+    """
+    info = getattr(middleware, "info", None)
+    if info is not None:
+        if hardware_xml is None:
+            return info.element
+        text = hardware_xml.lstrip().startswith("<")
+        if not text and os.path.isfile(str(info.source)) and os.path.isfile(hardware_xml) \
+                and os.path.samefile(hardware_xml, str(info.source)):
+            return info.element
+    elif hardware_xml is None and os.path.isfile(str(getattr(middleware, "source", ""))):
+        hardware_xml = middleware.source
+    return hardware_root(hardware_xml)
+
+
 def simulation_options(root: Optional[ElementInfo]) -> GravityOptions:
     """The root ``<simulation>`` (what the simulated firmware applies); on by default.
 
@@ -110,6 +131,7 @@ def compensation_options(root: Optional[ElementInfo]) -> GravityOptions:
 
 
 def read_gravity_options(hardware_xml: Optional[str]) -> Tuple[GravityOptions, GravityOptions]:
-    """``(simulation, compensation)`` options of a hardware XML path or text."""
+    """``(simulation, compensation)`` options of a hardware XML path or text (the entry point for a
+    description no middleware has parsed; with a middleware at hand use :func:`configuration_root`)."""
     root = hardware_root(hardware_xml)
     return simulation_options(root), compensation_options(root)

@@ -1,13 +1,21 @@
-"""Gravity in the simulated firmware: every simulated motor feels the static gravity torque of the
+"""Gravity in the simulated firmware: every simulated actuator feels the static gravity torque of the
 links it carries at the current pose, computed from the URDF.
 
-:class:`SimulatedGravity` is shared by the :class:`~rospy_control.middleware.simulation.SimulatedMotor`
-models of one robot, across all its simulated channels (each channel's firmware runs its own thread,
-so it holds a lock).  A motor's joint model asks it for a refresh before it integrates
-(:meth:`SimulatedGravity.refresh`); at most every ``interval`` seconds it reads every simulated
-motor's position, maps it through the transmissions to joint positions, computes the holding torques
-with :class:`~.gravity.GravityModel` and stores, in each motor, ``gravity_load`` = minus its share in
-the motor's frame (the load the motor must overcome).  The constant ``load_torque`` of a motor's
+:class:`SimulatedGravity` is shared by the simulated joints of one robot, across all its simulated
+channels and protocols (each channel's firmware runs its own thread, so it holds a lock).  A joint
+is what :meth:`SimulatedFirmware.gravity_joints
+<rospy_control.middleware.simulation.SimulatedFirmware.gravity_joints>` gives: an MIT
+:class:`~rospy_control.middleware.simulation.SimulatedMotor`, or the
+:class:`~rospy_control.middleware.simulation.joint.JointModel` of a protocol peer (DaMiao, ODrive,
+RobStride, CiA 402, CubeMars V3); all offer ``unit``, ``joint_position()`` (the unit's radians as
+the RobotHW sees them), ``gravity_load`` and ``gravity``.  A joint asks for a refresh before it
+integrates (:meth:`SimulatedGravity.refresh`); at most every ``interval`` seconds it reads every
+joint's position, maps it through the transmissions to joint positions, computes the holding torques
+with :class:`~.gravity.GravityModel` and stores, in each joint, ``gravity_load`` = minus its share in
+the motor's frame (the load the actuator must overcome).  The motor frame is the unit's side of any
+gear the device converts through (an ODrive's ``ratio``, a CiA 402 drive's ``gear_ratio``), the frame
+in which the unit reads its effort (``effort = direction * torque``): so the load an actuator feels
+is exactly the effort the RobotHW must command to hold it.  The constant ``load_torque`` of a unit's
 ``<simulation>`` adds to it (for loads outside the URDF model).
 
 Where the URDF comes from: :func:`attach_simulated_gravity` is called by
@@ -18,14 +26,13 @@ constant loads.
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from rospy_control.dynamics.actuation import ActuatorBinding, bind_actuators
 from rospy_control.dynamics.gravity import GravityModel
-from rospy_control.dynamics.options import GravityOptions, hardware_root, simulation_options
+from rospy_control.dynamics.options import GravityOptions, configuration_root, simulation_options
 from rospy_control.log import get_logger
 from rospy_control.transmission_interface import Transmission
 
@@ -35,10 +42,10 @@ logger = get_logger(__name__)
 
 
 class SimulatedGravity:
-    """The gravity load of a set of simulated motors (see the module docstring).
+    """The gravity load of a set of simulated joints (see the module docstring).
 
     :param model: the robot's gravity model (the simulation's gravity vector and payloads included).
-    :param motors: ``{motor name: SimulatedMotor}`` of every simulated motor of the robot.
+    :param motors: ``{unit name: simulated joint}`` of every simulated actuator of the robot.
     :param bindings: transmissions between those motors and the model's joints.
     :param interval: seconds between two recomputations (the firmware threads ask far more often).
     """
@@ -85,10 +92,11 @@ class SimulatedGravity:
         return {m.unit.name: m.gravity_load for motors, _, _ in self._plan for m in motors}
 
 
-def attach_simulated_gravity(simulators: Iterable[object], urdf: str, options: GravityOptions,
+def attach_simulated_gravity(simulators: Iterable[Any], urdf: str, options: GravityOptions,
                              source: str = "robot_description",
                              interval: float = 0.001) -> Optional[SimulatedGravity]:
-    """Give the simulated motors of ``simulators`` (SimulatedFirmware objects) the URDF's gravity.
+    """Give the simulated actuators of ``simulators`` (SimulatedFirmware objects; every protocol) the
+    URDF's gravity.
 
     :returns: the shared load object, or None when ``options`` switch it off (``enabled="false"``) or
         no simulated motor drives a joint of the model (the motors keep their constant loads only).
@@ -96,19 +104,17 @@ def attach_simulated_gravity(simulators: Iterable[object], urdf: str, options: G
     """
     sims = list(simulators)
     motors: Dict[str, object] = {}
-    direct: Dict[str, str] = {}
     for sim in sims:
-        for m in getattr(sim, "motors", {}).values():
+        for m in sim.gravity_joints():
             motors[m.unit.name] = m
-            if m.unit.joint:
-                direct[m.unit.name] = m.unit.joint
     for m in motors.values():
         m.gravity = None  # type: ignore[attr-defined]
         m.gravity_load = 0.0  # type: ignore[attr-defined]
     if not options.enabled or not motors:
         return None
     model = GravityModel.from_urdf(urdf, source, options.gravity, options.payloads)
-    bindings = bind_actuators(model, urdf, list(motors), direct, source)
+    units = [m.unit for m in motors.values()]  # type: ignore[attr-defined]
+    bindings = bind_actuators(model, urdf, units, source)
     if not bindings:
         logger.warning("simulation: no simulated motor drives a joint of %s; no gravity applied", source)
         return None
@@ -127,14 +133,13 @@ def attach_simulated_gravity(simulators: Iterable[object], urdf: str, options: G
 def attach_to_middleware(middleware, urdf: Optional[str], hardware_xml: Optional[str] = None,
                          source: str = "robot_description") -> Optional[SimulatedGravity]:
     """:func:`attach_simulated_gravity` for every simulated channel of ``middleware``, with the root
-    ``<simulation>`` options of ``hardware_xml`` (default: the middleware's source file).  Nothing to do
-    (None) without a URDF or without simulated channels."""
+    ``<simulation>`` options of the description the middleware parsed, or of ``hardware_xml`` when that
+    names another one (:func:`~.options.configuration_root`).  Nothing to do (None) without a URDF or
+    without simulated channels."""
     sims = middleware.simulators()
     if not urdf or not sims:
         return None
-    if hardware_xml is None and os.path.isfile(str(middleware.source)):
-        hardware_xml = middleware.source  # built from a file (text sources are named '<xml string>')
-    root = hardware_root(hardware_xml)
+    root = configuration_root(middleware, hardware_xml)
     return attach_simulated_gravity(sims.values(), urdf, simulation_options(root), source)
 
 

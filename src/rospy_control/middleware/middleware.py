@@ -114,6 +114,9 @@ class Middleware:
     def __init__(self, info: HardwareInfo, simulate: Optional[bool] = None) -> None:
         self.name = info.name
         self.source = info.source
+        #: the parsed hardware description (robot-level elements such as the gravity options are read
+        #: from it by rospy_control.dynamics, without parsing the file again)
+        self.info = info
         self.channels: Dict[str, CanChannel] = {}
         self._units: Dict[str, HardwareUnit] = {}
         self._leaves: List[HardwareUnit] = []

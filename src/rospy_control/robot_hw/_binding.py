@@ -1,8 +1,11 @@
 """Which motor drives which joint: URDF transmissions checked against the hardware description.
 
 Phase one of :class:`~rospy_control.robot_hw.MiddlewareRobotHW` construction, pure checks and no
-side effects.  Rules (every violation is a :class:`~rospy_control.exceptions.ConfigError` naming the
-URDF transmission or the hardware XML unit and its file:line):
+side effects.  The binding itself is the one the simulator's gravity uses too
+(:mod:`rospy_control.transmission_interface.actuator_binding`, here in its strict form); this module
+adds the RobotHW's PosVel rule.  Rules (every violation is a
+:class:`~rospy_control.exceptions.ConfigError` naming the URDF transmission or the hardware XML unit
+and its file:line):
 
 * every ``<actuator>`` of a kept URDF transmission is a motor of the middleware, used by one
   transmission only (``skip_unknown_actuators`` drops transmissions none of whose actuators are ours,
@@ -27,8 +30,8 @@ import dataclasses
 from typing import Dict, List, Set
 
 from rospy_control.exceptions import ConfigError
-from rospy_control.transmission_interface import ParseResult, TransmissionInfo, TransmissionParser
-from rospy_control.urdf import parse_urdf
+from rospy_control.transmission_interface import ParseResult, TransmissionInfo
+from rospy_control.transmission_interface.actuator_binding import bind_actuators_to_joints
 
 __all__ = ["Binding", "bind", "POSVEL", "POSVELACC"]
 
@@ -36,8 +39,6 @@ POSVEL = "hardware_interface/PosVelJointInterface"
 POSVELACC = "hardware_interface/PosVelAccJointInterface"
 _POSITION = "hardware_interface/PositionJointInterface"
 _VELOCITY = "hardware_interface/VelocityJointInterface"
-_DIRECT_INTERFACES = (_POSITION, _VELOCITY, "hardware_interface/EffortJointInterface")
-_MOVABLE = ("revolute", "continuous", "prismatic")
 
 
 def _canonical(name: str) -> str:
@@ -65,21 +66,6 @@ class Binding:
     parse_result: ParseResult
     joint_elements: Dict[str, object]
     direct: Dict[str, str]
-
-
-def _skipped_actuators(root, result: ParseResult) -> Dict[str, str]:
-    """actuator name -> reason, for the actuators of transmissions the parser skipped."""
-    by_line = {el.sourceline: el for el in root.findall("transmission")}
-    out: Dict[str, str] = {}
-    for skipped in result.skipped:
-        el = by_line.get(skipped.line)
-        if el is None:
-            continue
-        for act in el.findall("actuator"):
-            name = act.get("name")
-            if name:
-                out[name] = skipped.describe()
-    return out
 
 
 def _strip_posvel(info: TransmissionInfo, posvel_joints: Set[str]) -> TransmissionInfo:
@@ -111,115 +97,10 @@ def bind(middleware, urdf_xml: str, urdf_source: str = "robot_description",
 
     :raises ConfigError: on any inconsistency (message names the transmission or unit and why).
     """
-    root = parse_urdf(urdf_xml, urdf_source)
-    joint_elements = {el.get("name"): el for el in root.findall("joint") if el.get("name")}
-    result = TransmissionParser.parse(urdf_xml, source=urdf_source)
-    motors = {m.name: m for m in middleware.motors()}
     hw = f"hardware '{middleware.name}' ({middleware.source})"
-    known = ", ".join(motors) or "none"
-
-    kept: List[TransmissionInfo] = []
-    actuator_owner: Dict[str, str] = {}
-    joint_owner: Dict[str, TransmissionInfo] = {}
-    for info in result:
-        names = [a.name for a in info.actuators]
-        unknown = [n for n in names if n not in motors]
-        if unknown and len(unknown) == len(names) and skip_unknown_actuators:
-            continue
-        if unknown:
-            raise ConfigError(
-                f"URDF transmission '{info.name}': actuator '{unknown[0]}' is not a motor of {hw}; "
-                f"motors there: {known}", source=info.source, line=info.line)
-        for name in names:
-            if name in actuator_owner:
-                raise ConfigError(
-                    f"URDF transmission '{info.name}': actuator '{name}' is already driven by transmission "
-                    f"'{actuator_owner[name]}'; a motor can belong to one transmission only",
-                    source=info.source, line=info.line)
-            actuator_owner[name] = info.name
-        for joint in info.joints:
-            el = joint_elements.get(joint.name)
-            if el is None:
-                raise ConfigError(f"URDF transmission '{info.name}': joint '{joint.name}' is not a <joint> "
-                                  "of the URDF", source=info.source, line=joint.line or info.line)
-            if el.get("type") not in _MOVABLE:
-                raise ConfigError(
-                    f"URDF transmission '{info.name}': joint '{joint.name}' is of type "
-                    f"'{el.get('type')}'; only revolute, continuous and prismatic joints can be driven",
-                    source=info.source, line=joint.line or info.line)
-            if joint.name in joint_owner:
-                raise ConfigError(
-                    f"URDF transmission '{info.name}': joint '{joint.name}' is already driven by "
-                    f"transmission '{joint_owner[joint.name].name}'", source=info.source, line=info.line)
-            joint_owner[joint.name] = info
-        kept.append(info)
-
-    skipped_acts = _skipped_actuators(root, result)
-    direct: Dict[str, str] = {}
-    for name, motor in motors.items():
-        where = f"{hw}: motor '{name}' ({motor.where})"
-        joint = motor.joint
-        if name in actuator_owner:
-            if joint is None:
-                continue
-            info = next(i for i in kept if i.name == actuator_owner[name])
-            if all(j.name != joint for j in info.joints):
-                raise ConfigError(
-                    f"{where} has joint=\"{joint}\" but URDF transmission '{info.name}' ({info.where}) "
-                    f"drives it into joint(s) {', '.join(j.name for j in info.joints)}; make them agree "
-                    "or remove the joint attribute")
-            continue
-        if name in skipped_acts:
-            raise ConfigError(f"{where} is driven by a URDF transmission that was skipped: "
-                              f"{skipped_acts[name]}")
-        if joint is None:
-            raise ConfigError(
-                f"{where} drives no joint: no URDF transmission names actuator '{name}' and the motor has "
-                "no joint attribute; add <unit ... joint=\"<urdf joint>\"> or a <transmission> with "
-                f"<actuator name=\"{name}\">")
-        reason = result.skip_reason(joint)
-        if reason is not None:
-            raise ConfigError(f"{where} drives joint '{joint}', whose URDF transmission was skipped: "
-                              f"{reason}")
-        if joint in joint_owner:
-            other = joint_owner[joint]
-            raise ConfigError(
-                f"{where} has joint=\"{joint}\", but URDF transmission '{other.name}' ({other.where}) "
-                f"already drives that joint with actuator(s) {', '.join(a.name for a in other.actuators)}")
-        if joint in direct.values():
-            first = next(m for m, j in direct.items() if j == joint)
-            raise ConfigError(f"{where} has joint=\"{joint}\", which motor '{first}' already drives")
-        el = joint_elements.get(joint)
-        if el is None:
-            raise ConfigError(f"{where} has joint=\"{joint}\", which is not a <joint> of the URDF "
-                              f"({urdf_source})")
-        if el.get("type") not in _MOVABLE:
-            raise ConfigError(f"{where} has joint=\"{joint}\" of type '{el.get('type')}'; only revolute, "
-                              "continuous and prismatic joints can be driven")
-        direct[name] = joint
-
-    synthetic: List[TransmissionInfo] = []
-    if direct:
-        trans_names = {i.name for i in kept}
-        parts = []
-        for motor_name, joint in direct.items():
-            trans = f"{motor_name}_direct_transmission"
-            if trans in trans_names:
-                raise ConfigError(f"{hw}: cannot bind motor '{motor_name}' 1:1: the URDF already has a "
-                                  f"transmission called '{trans}'")
-            ifaces = "".join(f"<hardwareInterface>{i}</hardwareInterface>" for i in _DIRECT_INTERFACES)
-            parts.append(f'<transmission name="{trans}">'
-                         '<type>transmission_interface/SimpleTransmission</type>'
-                         f'<joint name="{joint}">{ifaces}</joint><actuator name="{motor_name}">'
-                         "<mechanicalReduction>1</mechanicalReduction></actuator></transmission>")
-        parsed = TransmissionParser.parse("<robot>" + "".join(parts) + "</robot>",
-                                          source=str(middleware.source))
-        for info in parsed:
-            motor = motors[info.actuators[0].name]
-            info.source = f"hardware XML motor '{motor.name}' at {motor.where} (joint attribute)"
-            info.line = None
-            synthetic.append(info)
-
+    shared = bind_actuators_to_joints(
+        urdf_xml, middleware.motors(), urdf_source, hardware=hw, direct_source=str(middleware.source),
+        strict=True, skip_unknown_actuators=skip_unknown_actuators)
     posvel: Set[str] = set()
-    infos = [_strip_posvel(i, posvel) for i in kept] + synthetic
-    return Binding(infos, posvel, result, joint_elements, direct)
+    infos = [_strip_posvel(i, posvel) for i in shared.infos]
+    return Binding(infos, posvel, shared.parse_result, shared.joint_elements, shared.direct)

@@ -20,10 +20,9 @@ fault tracker's ``faulted_joints``, the configuration's objects), never containe
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from rospy_control.dynamics import compensation_options, hardware_root, simulation_options
+from rospy_control.dynamics import compensation_options, configuration_root, simulation_options
 from rospy_control.dynamics.sim_load import attach_simulated_gravity
 from rospy_control.exceptions import CommunicationError, ConfigError, HardwareError, HardwareInterfaceError
 from rospy_control.hardware_interface import ControllerInfo, RobotHW, SwitchState
@@ -128,7 +127,7 @@ class MiddlewareRobotHW(RobotHW):
         mw = Middleware.from_xml(hardware_xml, simulate=simulate)
         try:
             hw = cls(mw, urdf_xml, params, urdf_source=urdf_source, params_source=params_source,
-                     owns_middleware=True, hardware_xml=hardware_xml)
+                     owns_middleware=True)
             if start:
                 hw.start()
         except BaseException:
@@ -180,7 +179,7 @@ class MiddlewareRobotHW(RobotHW):
             if "joint_limits" not in params and param("joint_limits", nh=root_nh) is not None:
                 params["joint_limits"] = param("joint_limits", nh=root_nh)
             self.configure(mw, urdf, params, urdf_source=urdf_source, params_source=robot_hw_nh.namespace,
-                           owns_middleware=owns, hardware_xml=source)
+                           owns_middleware=owns)
             if param("start", True):
                 self.start()
         except BaseException:
@@ -194,9 +193,10 @@ class MiddlewareRobotHW(RobotHW):
                   owns_middleware: bool = False, hardware_xml: Optional[str] = None) -> None:
         """Register every interface and handle (see the class docstring for the arguments).
 
-        ``hardware_xml`` (path or text; default: the middleware's source file) is read for the
-        robot-level ``<gravity_compensation>`` (the feed-forward, :mod:`._gravity`) and ``<simulation>``
-        elements: the middleware's in-process simulated firmware gets the URDF's gravity from here.
+        The robot-level ``<gravity_compensation>`` (the feed-forward, :mod:`._gravity`) and
+        ``<simulation>`` elements are read from the description the middleware parsed, or from
+        ``hardware_xml`` (path or text) when given for another one: the middleware's in-process
+        simulated firmware gets the URDF's gravity from here.
 
         :raises ConfigError: any configuration problem; the RobotHW is then left unconfigured.
         """
@@ -212,9 +212,7 @@ class MiddlewareRobotHW(RobotHW):
         binding = bind(middleware, urdf_text, urdf_source, params.get("skip_unknown_actuators", False))
         # all or nothing: everything is built into fresh objects, adopted only when all succeeded
         rec, staging = build(middleware, binding, params, hold, urdf_source, params_source)
-        if hardware_xml is None and os.path.isfile(str(middleware.source)):
-            hardware_xml = middleware.source  # built from text, the source is '<xml string>'
-        root = hardware_root(hardware_xml)
+        root = configuration_root(middleware, hardware_xml)  # the middleware's parsed description
         rec.gravity = build_feed_forward(urdf_text, urdf_source, rec, compensation_options(root))
         # the simulated firmware in this process (if any) feels the same URDF's weights
         attach_simulated_gravity(middleware.simulators().values(), urdf_text, simulation_options(root),

@@ -19,7 +19,10 @@ firmware:
   the whole robot (every simulated channel), from the URDF's ``<inertial>`` elements through its
   transmissions (:mod:`rospy_control.dynamics.sim_load`; 0 when the simulator was given no URDF); the
   hardware XML's root ``<simulation>`` sets the gravity vector and adds payloads the URDF does not
-  know.  ``load_torque`` is a constant extra (joints outside the URDF model).
+  know.  ``load_torque`` is a constant extra (joints outside the URDF model).  The protocol devices
+  (:mod:`.peers`: DaMiao, CubeMars V3, ODrive, RobStride, CiA 402) drive the same joint model
+  (:class:`~.joint.JointModel`) and feel the same ``gravity_load``
+  (:meth:`SimulatedFirmware.gravity_joints` hands every actuator's joint to the gravity).
   Damping terms are integrated implicitly (stable for any gain), Coulomb friction as a velocity
   impulse that can stop the joint (stiction).  Reported values get Gaussian noise and the reply is
   delayed by ``latency``.

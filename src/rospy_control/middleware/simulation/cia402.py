@@ -814,7 +814,7 @@ class Cia402Peer:
         self._fault = None
 
     def joint_position(self) -> float:
-        return self.joint.p
+        return self.joint.joint_position()
 
     def _law(self, p: float, v: float) -> Optional[Impedance]:
         d = self.drive

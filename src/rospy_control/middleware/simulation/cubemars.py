@@ -56,6 +56,9 @@ class SimulatedCubeMarsV3(SimulatedDevice):
     def error(self) -> int:
         return _CODES.get(self.fault or "", 0)
 
+    def zero_position(self) -> float:
+        return self.zero
+
     def listen_ids(self) -> List[Tuple[int, bool]]:
         return [(cm.command_id(self.controller_id), True), (cm.origin_id(self.controller_id), True)]
 

@@ -99,6 +99,9 @@ class SimulatedDamiao(SimulatedDevice):
         return dm.STATE_ENABLED if self.enabled else dm.STATE_DISABLED
 
     # -- SimulatedDevice ---------------------------------------------------------------------------
+    def zero_position(self) -> float:
+        return self.zero
+
     def listen_ids(self) -> List[Tuple[int, bool]]:
         return [(off + self.slave_id, False) for off in dm.MODE_OFFSETS.values()] + [(dm.REGISTER_ID, False)]
 

@@ -106,6 +106,11 @@ class SimulatedDevice:
         """Advance the device's own controller state (e.g. a velocity integrator) by one joint
         integration step of ``dt``; called before :meth:`impedance` at every step.  Nothing by default."""
 
+    def zero_position(self) -> float:
+        """The shaft position (motor frame, rad) the device reports as 0: its own zero, moved by a
+        set-zero command; 0 by default."""
+        return 0.0
+
     def expire(self, state: PhysicalState, now: float) -> None:
         """Apply the device's own timeouts (CAN timeout, watchdog) up to ``now``."""
 

@@ -113,6 +113,20 @@ class SimulatedFirmware:
         self._reply = can.Message(arbitration_id=master_id, is_extended_id=False, data=bytearray(8))
         self.error: Optional[BaseException] = None
 
+    def gravity_joints(self) -> List[Any]:
+        """The simulated joints of this channel's actuators, in unit order, each offering what the
+        simulator's gravity (:mod:`rospy_control.dynamics.sim_load`) needs: ``unit`` (name, direction,
+        joint), ``joint_position()`` (the unit's radians as the RobotHW sees them), ``gravity_load``
+        (N·m, motor frame, added to the load it integrates) and ``gravity`` (asked to refresh before
+        each integration).  Every model's ``joint``: an MIT :class:`SimulatedMotor` is its own joint,
+        a protocol peer gives its :class:`~.joint.JointModel`."""
+        out: List[Any] = []
+        for model in self.by_name.values():
+            joint = getattr(model, "joint", None)
+            if joint is not None and getattr(joint, "unit", None) is not None:
+                out.append(joint)
+        return out
+
     def alive_time(self) -> float:
         """perf_counter time of the thread's latest loop pass (it loops at least every IDLE_WAKE s)."""
         return self.liveness.alive

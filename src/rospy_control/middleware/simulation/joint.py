@@ -12,11 +12,19 @@ the torque law a :class:`~.device.SimulatedDevice` gives (:meth:`~.device.Simula
 shape to the firmware thread: ``handle_frame(msg, now, dt)`` advances the joint to the frame's
 arrival and returns the device's answer; ``tick(now, dt)`` the device's own frames;
 ``joint_position()``; ``fault`` / ``frames`` / ``latency`` / ``name`` of the device.  Values are in
-the motor's frame (rad, rad/s, N·m); direction and zero offset stay with the unit.
+the motor's frame (rad, rad/s, N·m at the unit's side of any gear the device converts through: an
+ODrive's ratio, a CiA 402 drive's gear); direction and zero offset stay with the unit.
+
+Gravity: a joint model built for a unit (:func:`~.peers.joint_model`) is what the simulator's
+:class:`~rospy_control.dynamics.sim_load.SimulatedGravity` loads, as it loads an MIT
+:class:`~.motor.SimulatedMotor`: it reads :meth:`JointModel.joint_position` (the unit's radians as
+the RobotHW sees them: direction, zero offset and the device's own zero applied) and ``unit``, and
+writes ``gravity_load`` (N·m, motor frame), which the integration adds to ``load``; ``gravity`` is
+asked to refresh before every integration.
 """
 from __future__ import annotations
 
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 import can
 
@@ -25,9 +33,19 @@ from rospy_control.middleware.simulation.device import Impedance, PhysicalState,
 __all__ = ["JointModel", "SimulatedProtocolMotor"]
 
 
+def _no_zero() -> float:
+    return 0.0
+
+
 class JointModel:
-    """One rigid joint (motor frame).  ``load`` is a constant torque (N·m); ``load_fn(p)`` an optional
-    pose-dependent one (e.g. gravity) added to it."""
+    """One rigid joint (motor frame).  ``load`` is a constant torque (N·m); ``gravity_load`` the
+    pose-dependent one the simulator's gravity keeps up to date (see the module docstring);
+    ``load_fn(p)`` an optional pose-dependent one of the caller's, added to both.
+
+    ``unit`` (the simulated unit, set by :func:`~.peers.joint_model`; None for a bare joint) gives
+    :meth:`joint_position` its direction and zero offset; ``zero()`` returns the device's own zero
+    (the motor-frame position it reports as 0 after a set-zero command), set by the peer.
+    """
 
     #: steps integrated at most per call (a long silence is not caught up over seconds)
     MAX_STEPS = 2000
@@ -52,6 +70,22 @@ class JointModel:
         self.load_fn = load_fn
         self.temperature = temperature
         self.t: Optional[float] = None
+        #: the unit this joint simulates (name, direction, zero_offset, joint), None: a bare joint
+        self.unit: Optional[Any] = None
+        #: the device's own zero in the motor frame (rad), as a callable the peer sets
+        self.zero: Callable[[], float] = _no_zero
+        #: shared gravity (:class:`rospy_control.dynamics.sim_load.SimulatedGravity`, None: none) and
+        #: the load it computed for this joint (motor frame, N·m)
+        self.gravity: Optional[Any] = None
+        self.gravity_load = 0.0
+
+    def joint_position(self) -> float:
+        """The unit's position as the RobotHW sees it (rad, or m): direction, the unit's zero offset and
+        the device's zero applied to the motor-frame position."""
+        u = self.unit
+        if u is None:
+            return self.p - self.zero()
+        return u.direction * (self.p - self.zero() - u.zero_offset)
 
     def state(self) -> PhysicalState:
         return PhysicalState(self.p, self.v, self.tau, self.temperature, self.temperature)
@@ -67,6 +101,9 @@ class JointModel:
         n = int((now - t) / dt)
         if n <= 0:
             return
+        gravity = self.gravity
+        if gravity is not None:
+            gravity.refresh(now)
         if n > self.MAX_STEPS:
             n = self.MAX_STEPS
             t = now - n * dt
@@ -76,8 +113,10 @@ class JointModel:
         h = dt / J
         inv_free = 1.0 / (1.0 + h * b)
         smin, smax = self.stop_min, self.stop_max
+        const = self.load + self.gravity_load
+        load_fn = self.load_fn
         for _ in range(n):
-            load = self.load + (self.load_fn(p) if self.load_fn is not None else 0.0)
+            load = const + load_fn(p) if load_fn is not None else const
             if step is not None:
                 step(p, v, dt)
             imp = law(p, v)
@@ -117,6 +156,7 @@ class SimulatedProtocolMotor:
     def __init__(self, device: SimulatedDevice, joint: JointModel) -> None:
         self.device = device
         self.joint = joint
+        joint.zero = device.zero_position
 
     @property
     def name(self) -> str:
@@ -148,7 +188,7 @@ class SimulatedProtocolMotor:
         self.device.clear_fault()
 
     def joint_position(self) -> float:
-        return self.joint.p
+        return self.joint.joint_position()
 
     def advance(self, now: float, dt: float) -> None:
         self.joint.advance(now, dt, self.device.impedance, self.device.step)

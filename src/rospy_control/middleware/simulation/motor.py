@@ -120,6 +120,12 @@ class SimulatedMotor(SimUnit):
                                 max(0, min(255, int(temp))), err & 0xFF)
         return mit.pack_reply(self.motor_id, p, v, tau, self.limits, dlc, temp, err)
 
+    @property
+    def joint(self) -> "SimulatedMotor":
+        """The joint the simulator's gravity loads (:meth:`SimulatedFirmware.gravity_joints`): an MIT
+        motor model is its own joint model."""
+        return self
+
     def joint_position(self) -> float:
         m = self.unit
         return m.direction * (self.p - self.zero_shift - m.zero_offset)

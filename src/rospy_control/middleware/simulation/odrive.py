@@ -105,6 +105,10 @@ class SimulatedOdrive(SimulatedDevice):
     def position_estimate(self, state: PhysicalState) -> float:
         return state.position / self._k + self.offset
 
+    def zero_position(self) -> float:
+        # the estimate is shaft turns + offset: the shaft reads 0 at -offset turns
+        return -self.offset * self._k
+
     def _condition_bits(self) -> int:
         if self.fault in self.DEVICE_FAULTS:
             return od.axis_error_bit(self.version, self.fault)

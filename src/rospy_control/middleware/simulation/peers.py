@@ -17,7 +17,11 @@ A *peer* is what the firmware drives, the shape of :class:`~.joint.SimulatedProt
 * ``tick(now, dt)``: the frames it sends on its own by ``now`` (cyclic messages, heartbeats);
 * ``set_fault(fault, value)`` / ``clear_fault()``: the fault switches, ``faults`` lists them
   (``silent`` and the device's own error conditions, named as its manual names them);
-* ``joint_position()`` (motor frame, rad).
+* ``joint_position()``: the unit's position as the RobotHW sees it (rad; direction, zero offset and
+  the device's own zero applied);
+* ``joint``: its :class:`~.joint.JointModel` (built by :func:`joint_model`, so it knows its ``unit``):
+  what the simulator's gravity loads (``joint_position()``, ``gravity_load``, ``gravity``), the same
+  interface an MIT :class:`~.motor.SimulatedMotor` offers itself.
 
 :func:`joint_model` builds the :class:`~.joint.JointModel` of a unit from its ``<simulation>``
 element, with the same attributes and defaults as an MIT motor's (``inertia``, ``damping``,
@@ -103,6 +107,8 @@ def joint_model(unit: Any, defaults: Optional[Dict[str, float]] = None) -> Joint
     if not lo < hi:
         where = f" ({el.source}:{el.line})" if el is not None else ""
         raise ConfigError(f"<simulation> of '{unit.name}'{where}: stop_min must be below stop_max")
-    return JointModel(inertia=inertia, damping=damping, friction=friction, torque_limit=torque_limit,
-                      stop_min=lo, stop_max=hi, position=direction * init + offset, load=load,
-                      temperature=temperature)
+    joint = JointModel(inertia=inertia, damping=damping, friction=friction, torque_limit=torque_limit,
+                       stop_min=lo, stop_max=hi, position=direction * init + offset, load=load,
+                       temperature=temperature)
+    joint.unit = unit
+    return joint

@@ -396,6 +396,7 @@ class RobStridePeer:
                  host_id: int = rs.DEFAULT_HOST_ID) -> None:
         self.device = device
         self.joint = joint
+        joint.zero = self._zero
         self.host_id = host_id
         self.fault: Optional[str] = None
         self.fault_value: Optional[float] = None
@@ -440,8 +441,11 @@ class RobStridePeer:
         self.device.fault = None
         self.device.remove_fault()
 
+    def _zero(self) -> float:
+        return self.device.zero_shift
+
     def joint_position(self) -> float:
-        return self.joint.p
+        return self.joint.joint_position()
 
     def _advance(self, now: float, dt: float) -> None:
         dev, j = self.device, self.joint
