@@ -89,7 +89,7 @@ class MotorState(NamedTuple):
     fault: bool            #: stays True while a reset is being probed, until recovery is confirmed
     fault_reason: str
     stamp: float           #: time.perf_counter() of the last reply, 0.0 if none yet
-    received: bool         #: at least one reply decoded
+    received: bool         #: the device's position was decoded at least once (its values are real)
     fault_time: float = 0.0   #: time.time() when the fault happened, 0.0 when not in FAULT
     watchdog: bool = False    #: the command watchdog holds the actuator (no new command for command_timeout)
 

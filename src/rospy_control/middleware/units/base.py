@@ -410,10 +410,18 @@ class CanUnit(HardwareUnit):
         else:
             self.set_fault(reason)
 
-    def got_reply(self, now: float) -> None:
-        """A frame from the device was decoded: it is alive (ends the miss streak)."""
+    def got_reply(self, now: float, state: bool = True) -> None:
+        """A frame from the device was decoded: it is alive (ends the miss streak).
+
+        :param state: the device's position has been decoded (from this frame or an earlier one), so
+            the snapshot's values are the device's (``received``).  False for answers that carry no
+            position (register or parameter replies, SDO answers, heartbeats): they prove the device
+            alive, but a RobotHW that took the default position 0 for real would command the joint
+            there the moment it holds.
+        """
         self._last_reply = now
-        self._received = True
+        if state:
+            self._received = True
         if not self._probing:
             self._streak = 0
 

@@ -647,12 +647,12 @@ class Cia402Drive(ActuatorUnit):
                 self.report_error(f"CANopen node {n} rebooted (boot-up message 0x{0x700 + n:03X}: 00)",
                                   f"CANopen node {n} rebooted")
             if self._phase != _RUNNING:
-                self.got_reply(now)
+                self.got_reply(now, state=False)   # alive; the position comes with the TPDOs
             return 0
         entries = self._tvars.get(arb_id)
         if entries is None:
             if self._phase != _RUNNING and arb_id == co.SDO_TX_BASE + n:
-                self.got_reply(now)
+                self.got_reply(now, state=False)
             return 0
         vals = self._vals
         for key, var in entries:
@@ -663,8 +663,10 @@ class Cia402Drive(ActuatorUnit):
                 return 0
         self._decode_state(now)
         # every TPDO shows the drive alive, also one that came after its cycle's reply window (a
-        # late simulator or host): it ends the miss streak; only the awaited ones count for the cycle
-        self.got_reply(now)
+        # late simulator or host): it ends the miss streak; only the awaited ones count for the cycle.
+        # The values are the drive's once the position actual value has come (a TPDO without it
+        # leaves the default 0 in place).
+        self.got_reply(now, state=(co.POSITION_ACTUAL, 0) in vals)
         if arb_id in self._sync_tpdos and self._awaiting:
             self._awaiting -= 1
             return 1

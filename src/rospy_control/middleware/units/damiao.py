@@ -338,7 +338,7 @@ class DamiaoMotor(RequestReplyActuator):
                                       dm.REG_READ if op[0] == "read" else dm.REG_WRITE)
         if reg is None:
             return 0    # a late feedback frame while a register answer is awaited
-        self.got_reply(now)
+        self.got_reply(now, state=False)   # a register answer: alive, but no position yet
         self._op = None
         self._on_register(reg)
         if self._awaiting:

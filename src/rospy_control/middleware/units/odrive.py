@@ -504,7 +504,7 @@ class OdriveAxis(RequestReplyActuator):
             return 0
         self._last_frame = now
         self._frame_streak = 0
-        self.got_reply(now)
+        self.got_reply(now, state=self._have_encoder)   # a heartbeat before any estimate: no position yet
         return 0
 
     def _confirm_frame(self) -> None:

@@ -416,7 +416,7 @@ class RobStrideMotor(RequestReplyActuator):
                 self.bad_frames += 1
                 return 0
             self.parameters[reply.name] = reply.value
-            self.got_reply(now)
+            self.got_reply(now, state=False)   # a parameter answer: alive, no position
             if reply.name == "run_mode":
                 self._confirm_run_mode(reply.value)
             if self._awaiting:
@@ -431,7 +431,7 @@ class RobStrideMotor(RequestReplyActuator):
                 return 0
             self.fault_frames += 1
             self.warning_word = report.warning
-            self.got_reply(now)
+            self.got_reply(now, state=False)   # a fault report carries no position
             if report.fault:
                 self.fault_word = report.fault
                 if self._probing:
