@@ -12,6 +12,7 @@ import math
 from rospy_control.log import Throttle, get_logger
 from rospy_control.middleware import ControlMode
 from rospy_control.robot_hw._records import Group, Joint, Records
+from rospy_control.transmission_interface import SimpleTransmission
 
 __all__ = ["Writer"]
 
@@ -83,8 +84,14 @@ class Writer:
             else:
                 vel[i] = 0.0
         tr = g.transmission
-        act_pos = tr.joint_to_actuator_position(pos)
-        act_vel = tr.joint_to_actuator_velocity(vel) if feed_forward else None
+        if type(tr) is SimpleTransmission:
+            # the common 1:1 case without the general method's argument checks (the same arithmetic)
+            red = tr.reduction
+            act_pos = [(float(pos[0]) - tr.joint_offset) * red]
+            act_vel = [float(vel[0]) * red] if feed_forward else None
+        else:
+            act_pos = tr.joint_to_actuator_position(pos)
+            act_vel = tr.joint_to_actuator_velocity(vel) if feed_forward else None
         ff = g.ff
         for i, a in enumerate(g.actuators):
             p = act_pos[i]
