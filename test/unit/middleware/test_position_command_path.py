@@ -31,7 +31,8 @@ def test_position_command_in_the_motor_frame(direction, offset):
     assert m._cmd_buf.read_from_rt() == expected
 
 
-@pytest.mark.parametrize("value,effort", [(math.nan, 0.0), (math.inf, 0.0), (0.3, math.nan), (-math.inf, 1.0)])
+@pytest.mark.parametrize("value,effort",
+                         [(math.nan, 0.0), (math.inf, 0.0), (0.3, math.nan), (-math.inf, 1.0)])
 def test_non_finite_position_command_is_rejected_and_the_previous_kept(value, effort):
     m = _motor()
     m.set_command(ControlMode.POSITION, 0.4)
