@@ -172,6 +172,12 @@ class Rig:
         self._executor = None
 
         self.loop.cycle = timed_cycle  # type: ignore[method-assign]
+
+        #: thread CPU of each part of a cycle while recording (read, cm.update, write), seconds
+        self.parts: Dict[str, List[float]] = {"read": [], "update": [], "write": []}
+        for obj, attr, key in ((self.hw, "read", "read"), (self.cm, "update", "update"),
+                               (self.hw, "write", "write")):
+            setattr(obj, attr, self._timed_part(getattr(obj, attr), self.parts[key]))
         JointTrajectoryController.SYNCHRONOUS = False  # threads, as under rospy
         try:
             for name in ("joint_state_controller", "legs_controller"):
@@ -184,6 +190,19 @@ class Rig:
         assert result.ok, result.message
         self.client = InMemoryActionClient(self.root, "legs_controller/follow_joint_trajectory")
         self._executor = [spec.c for spec in self.cm._controllers if hasattr(spec.c, "executor")][0].executor
+
+    def _timed_part(self, fn: Any, acc: List[float]) -> Any:
+        """``fn`` that appends its thread CPU to ``acc`` while recording (the loop calls the instance
+        attribute each cycle, so this wrapper is what it runs)."""
+        tcpu = time.thread_time
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            c0 = tcpu()
+            result = fn(*args, **kwargs)
+            if self._record:
+                acc.append(tcpu() - c0)
+            return result
+        return timed
 
     def positions(self) -> List[float]:
         states = self.mw.snapshot().states
@@ -313,6 +332,10 @@ class Rig:
             "work_cpu_median_us": 1e6 * statistics.median(work_cpu) if work_cpu else float("nan"),
             "work_cpu_p99_us": 1e6 * work_cpu[min(len(work_cpu) - 1, int(0.99 * len(work_cpu)))]
             if work_cpu else float("nan"),
+            **{f"{k}_cpu_median_us": 1e6 * statistics.median(v) if v else float("nan")
+               for k, v in self.parts.items()},
+            **{f"{k}_cpu_p99_us": 1e6 * sorted(v)[min(len(v) - 1, int(0.99 * len(v)))] if v else float("nan")
+               for k, v in self.parts.items()},
             "bus_rate_pct": {ch.name: 100.0 * (c1[ch.name][0] - c0[ch.name][0]) / wall / ch.rate
                              for ch in chans},
             "missed_replies": sum(c1[n][1] - c0[n][1] for n in c1),

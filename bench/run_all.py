@@ -198,6 +198,11 @@ def main() -> int:
     rows.append((sc2, "median / p99 wall", f"{fmt(q['work_median_us'])} / {fmt(q['work_p99_us'])} us",
                  f"CPU {fmt(q['work_cpu_median_us'])} / {fmt(q['work_cpu_p99_us'])} us",
                  "<= 150 / 500 us" + verdict(q["work_median_us"] <= 150 and q["work_p99_us"] <= 500)))
+    rows.append((sc2, "median CPU: read / cm.update / write",
+                 f"{fmt(q['read_cpu_median_us'])} / {fmt(q['update_cpu_median_us'])} / "
+                 f"{fmt(q['write_cpu_median_us'])} us",
+                 f"p99 {fmt(q['read_cpu_p99_us'])} / {fmt(q['update_cpu_p99_us'])} / "
+                 f"{fmt(q['write_cpu_p99_us'])} us", ""))
     rows.append(("action: goal accepted -> first changed command frame", "median / max of 5",
                  f"{fmt(q['action_latency_ms'], 2)} / {fmt(q['action_latency_max_ms'], 2)} ms",
                  f"accept() itself {fmt(q['accept_ms'], 2)} ms",

@@ -106,14 +106,17 @@ class PositionJointSaturationHandle(_LimitsHandle):
         self._prev = math.nan
 
     def enforce_limits(self, period: float) -> None:
-        if math.isnan(self._prev):
-            self._prev = self._jh.get_position()
+        jh = self._jh
+        prev = self._prev
+        if prev != prev:  # NaN: first cycle (or after reset)
+            prev = jh.get_position()
         lo, hi = self._min, self._max
-        if self._limits.has_velocity_limits:
-            delta = self._limits.max_velocity * period
-            lo, hi = max(self._prev - delta, lo), min(self._prev + delta, hi)
-        cmd = clamp(self._jh.get_command(), lo, hi)
-        self._jh.set_command(cmd)
+        lim = self._limits
+        if lim.has_velocity_limits:
+            delta = lim.max_velocity * period
+            lo, hi = max(prev - delta, lo), min(prev + delta, hi)
+        cmd = min(max(jh.get_command(), lo), hi)   # clamp() inlined: called per joint per cycle
+        jh.set_command(cmd)
         self._prev = cmd
 
 

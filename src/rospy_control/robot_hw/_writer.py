@@ -12,6 +12,7 @@ import math
 from rospy_control.log import Throttle, get_logger
 from rospy_control.middleware import ControlMode
 from rospy_control.robot_hw._records import Group, Joint, Records
+from rospy_control.transmission_interface import SimpleTransmission
 
 __all__ = ["Writer"]
 
@@ -56,6 +57,11 @@ class Writer:
                     a.send_neutral(mode)
 
     def _write_position(self, g: Group, period: float) -> None:
+        joints = g.joints
+        tr = g.transmission
+        if len(joints) == 1 and type(tr) is SimpleTransmission and joints[0].kind == "position":
+            self._write_position_simple(g, joints[0], tr, period)
+            return
         pos, vel = g.buf
         feed_forward = False
         for i, j in enumerate(g.joints):
@@ -82,9 +88,14 @@ class Writer:
                     feed_forward = True
             else:
                 vel[i] = 0.0
-        tr = g.transmission
-        act_pos = tr.joint_to_actuator_position(pos)
-        act_vel = tr.joint_to_actuator_velocity(vel) if feed_forward else None
+        if type(tr) is SimpleTransmission:
+            # the common 1:1 case without the general method's argument checks (the same arithmetic)
+            red = tr.reduction
+            act_pos = [(float(pos[0]) - tr.joint_offset) * red]
+            act_vel = [float(vel[0]) * red] if feed_forward else None
+        else:
+            act_pos = tr.joint_to_actuator_position(pos)
+            act_vel = tr.joint_to_actuator_velocity(vel) if feed_forward else None
         ff = g.ff
         for i, a in enumerate(g.actuators):
             p = act_pos[i]
@@ -103,6 +114,30 @@ class Writer:
                     a.motor.set_position(p, 0.0, tau)
                 else:
                     a.motor.set_command(ControlMode.POSITION, p)
+
+    def _write_position_simple(self, g: Group, j: Joint, tr: SimpleTransmission, period: float) -> None:
+        """:meth:`_write_position` of the common case, one joint commanded through a position interface
+        by a 1:1 transmission, without the general loop's lists (the same steps, the same values)."""
+        d = j.data
+        if not _isfinite(d.command_position):
+            d.command_position = self._nan_hold(j)
+        for h in j.handles["position"]:
+            h.enforce_limits(period)
+        p = j.setpoint = d.command_position
+        ap = (float(p) - tr.joint_offset) * tr.reduction
+        a = g.actuators[0]
+        if not _isfinite(ap):  # cannot happen with a finite joint value; never send it anyway
+            self._warn_nan(a, "actuator position")
+            return
+        ad = a.data
+        ad.command_position = ap
+        ad.command_velocity = 0.0
+        ff = g.ff
+        tau = ff[0] if ff is not None else 0.0   # gravity feed-forward (see ._gravity)
+        if tau:
+            a.motor.set_position(ap, 0.0, tau)
+        else:
+            a.motor.set_command(ControlMode.POSITION, ap)
 
     def _write_scalar(self, g: Group, period: float, kind: str, field: str) -> None:
         values = g.buf[0]

@@ -71,6 +71,8 @@ class Reply(NamedTuple):
 
 
 _LIMP = Command(ControlMode.NONE)
+_POSITION = ControlMode.POSITION
+_isfinite = math.isfinite
 
 
 class RequestReplyActuator(ActuatorUnit):
@@ -275,6 +277,13 @@ class RequestReplyActuator(ActuatorUnit):
         self._cmd_buf.write_from_non_rt(command)
 
     def set_command(self, mode: ControlMode, value: float = 0.0, effort: float = 0.0) -> None:
+        if (mode is _POSITION and _isfinite(value) and _isfinite(effort)
+                and _POSITION in self.CAPABILITIES.modes):
+            # the control loop's common case, every cycle per motor: the same Command as below without
+            # the general path's calls (a subclass that overrides _store still gets it)
+            self._store(Command(_POSITION, self.direction * value + self.zero_offset,
+                                kp=self.position_kp, kd=self.position_kd))
+            return
         if self._rejected(value, effort):
             return
         if mode == ControlMode.MIT:

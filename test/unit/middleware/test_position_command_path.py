@@ -1,0 +1,62 @@
+"""set_command(POSITION, ...) of a request/reply motor (the control loop's per-cycle call) stores the
+Command of the motor's own frame, rejects non-finite values and honours the unit's capabilities."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from rospy_control.middleware import ControlMode, Motor
+from rospy_control.middleware.units import UnsupportedCommand
+from rospy_control.middleware.units.request_reply import Command
+
+
+def _motor(**kw):
+    m = Motor("m", 1, **kw)
+    m.position_kp, m.position_kd = 25.0, 0.7
+    return m
+
+
+@pytest.mark.parametrize("direction,offset", [(1, 0.0), (-1, 0.25), (1, -1.5)])
+def test_position_command_in_the_motor_frame(direction, offset):
+    m = _motor(direction=direction)
+    m.zero_offset = offset
+    m.set_command(ControlMode.POSITION, 0.8)
+    assert m._cmd_buf.read_from_rt() == Command(ControlMode.POSITION, direction * 0.8 + offset,
+                                                0.0, 0.0, 25.0, 0.7)
+    # the same Command as set_position without feed-forward
+    m.set_position(0.8)
+    expected = m._cmd_buf.read_from_rt()
+    m.set_command(ControlMode.POSITION, 0.8)
+    assert m._cmd_buf.read_from_rt() == expected
+
+
+@pytest.mark.parametrize("value,effort",
+                         [(math.nan, 0.0), (math.inf, 0.0), (0.3, math.nan), (-math.inf, 1.0)])
+def test_non_finite_position_command_is_rejected_and_the_previous_kept(value, effort):
+    m = _motor()
+    m.set_command(ControlMode.POSITION, 0.4)
+    before = m._cmd_buf.read_with_sequence()
+    m.set_command(ControlMode.POSITION, value, effort)
+    assert m._cmd_buf.read_with_sequence() == before
+    assert m.rejected_commands == 1
+
+
+def test_a_unit_without_position_mode_refuses_it():
+    m = _motor()
+    m.CAPABILITIES = m.CAPABILITIES._replace(modes=frozenset((ControlMode.NONE, ControlMode.EFFORT)))
+    with pytest.raises(UnsupportedCommand):
+        m.set_command(ControlMode.POSITION, 0.1)
+
+
+def test_a_subclass_store_still_sees_position_commands():
+    stored = []
+
+    class Recording(Motor):
+        def _store(self, command):
+            stored.append(command)
+            super()._store(command)
+
+    m = Recording("m", 1)
+    m.set_command(ControlMode.POSITION, 0.5)
+    assert [c.position for c in stored] == [0.5]
