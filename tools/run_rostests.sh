@@ -40,17 +40,9 @@ run_one() {  # file -> .ws/test_logs/rostest-<name>.log and .result ("rc tests e
 exclusive_re="${ROSTEST_EXCLUSIVE:-/(driver_quadruped|load|fuzz_goals|driver_gravity|jtc_arm)[^/]*\.test$}"
 # The files that run alone go first, one after the other; then the others, ROSTEST_JOBS at a time, so
 # the parallel pool never drains to let a lone file start.
-# In the pool, the longest files start first (the stock tools' controller_manager file runs about two
-# minutes, fault injection about one), so the pool does not end with one long file running alone.
-long_re="${ROSTEST_LONG:-/(controller_manager|fault_injection_[a-z_]+|driver_arm_[a-z_]+|driver_faults_[a-z_]+|fuzz_broken_config|driver_bad_config)\.test$}"
 order=()
 for f in "${files[@]}"; do [[ "$f" =~ $exclusive_re ]] && order+=("$f"); done
-for f in "${files[@]}"; do
-  if ! [[ "$f" =~ $exclusive_re ]] && [[ "$f" =~ $long_re ]]; then order+=("$f"); fi
-done
-for f in "${files[@]}"; do
-  if ! [[ "$f" =~ $exclusive_re ]] && ! [[ "$f" =~ $long_re ]]; then order+=("$f"); fi
-done
+for f in "${files[@]}"; do [[ "$f" =~ $exclusive_re ]] || order+=("$f"); done
 running=0
 for f in "${order[@]}"; do
   alone=0
