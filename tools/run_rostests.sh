@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
 # Run every test/integration/*.test with rostest (each starts its own master on a free port, and the
 # simulated buses derive their addresses from that port, so files can run side by side).
-# ROSTEST_JOBS files run at once (default 2: the suite's tests wait on wall time far more than they
+# ROSTEST_JOBS files run at once (default 3: the suite's tests wait on wall time far more than they
 # use the CPU, and every one of them is built to pass on a busy host -- `make stress` checks that with
-# two CPU hogs alongside; three at a time starved the arm's simulator next to controller_manager.test,
-# whose stock-tool processes keep a core busy), except the CPU-bound files of ROSTEST_EXCLUSIVE,
-# which run alone, first. Prints rostest's summary per file (in file order) and a total; exit status 1
-# if any failed.  Expects tools/env.sh to be sourced.  Optional args: the .test files to run.
+# two CPU hogs alongside), except the CPU-bound files of ROSTEST_EXCLUSIVE, which run alone, first.
+# Prints rostest's summary per file (in file order) and a total; exit status 1 if any failed.  Expects tools/env.sh to be sourced.  Optional args: the .test files to run.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -15,7 +13,7 @@ if [ "${#files[@]}" -eq 0 ]; then
   shopt -s nullglob
   files=(test/integration/*.test)
 fi
-jobs_max="${ROSTEST_JOBS:-2}"
+jobs_max="${ROSTEST_JOBS:-3}"
 mkdir -p .ws/test_logs
 run_id="$$"
 
@@ -34,10 +32,11 @@ run_one() {  # file -> .ws/test_logs/rostest-<name>.log and .result ("rc tests e
 }
 
 # Files whose processes keep both cores busy by themselves (a quadruped's buses at 300 Hz, the load
-# and fuzz generators, gravity's 0.003 rad holding check, the JTC scenarios' tight path tolerances)
-# run alone: beside another file they measure
+# and fuzz generators, gravity's 0.003 rad holding check, the JTC scenarios' tight path tolerances,
+# controller_manager.test's stock-tool processes: 41 s alone, 124 s beside an arm whose simulator
+# it starved) run alone: beside another file they measure
 # the neighbour, not the driver.  The others run ROSTEST_JOBS at a time.
-exclusive_re="${ROSTEST_EXCLUSIVE:-/(driver_quadruped|load|fuzz_goals|driver_gravity|jtc_arm)[^/]*\.test$}"
+exclusive_re="${ROSTEST_EXCLUSIVE:-/((driver_quadruped|load|fuzz_goals|driver_gravity|jtc_arm)[^/]*|controller_manager)\.test$}"
 # The files that run alone go first, one after the other; then the others, ROSTEST_JOBS at a time, so
 # the parallel pool never drains to let a lone file start.
 order=()
