@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Run every test/integration/*.test with rostest (each starts its own master on a free port, and the
 # simulated buses derive their addresses from that port, so files can run side by side).
-# ROSTEST_JOBS files run at once (default 3: the suite's tests wait on wall time far more than they
+# ROSTEST_JOBS files run at once (default 2: the suite's tests wait on wall time far more than they
 # use the CPU, and every one of them is built to pass on a busy host -- `make stress` checks that with
-# two CPU hogs alongside), except the CPU-bound files of ROSTEST_EXCLUSIVE, which run alone, first.
+# two CPU hogs alongside; three at a time left simulated arms behind their goals, as their simulator
+# processes did not get the CPU), except the CPU-bound files of ROSTEST_EXCLUSIVE, which run alone,
+# first.
 # Prints rostest's summary per file (in file order) and a total; exit status 1 if any failed.  Expects tools/env.sh to be sourced.  Optional args: the .test files to run.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -13,7 +15,7 @@ if [ "${#files[@]}" -eq 0 ]; then
   shopt -s nullglob
   files=(test/integration/*.test)
 fi
-jobs_max="${ROSTEST_JOBS:-3}"
+jobs_max="${ROSTEST_JOBS:-2}"
 mkdir -p .ws/test_logs
 run_id="$$"
 
