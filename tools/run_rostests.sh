@@ -6,7 +6,8 @@
 # two CPU hogs alongside; three at a time left simulated arms behind their goals, as their simulator
 # processes did not get the CPU), except the CPU-bound files of ROSTEST_EXCLUSIVE, which run alone,
 # first.
-# Prints rostest's summary per file (in file order) and a total; exit status 1 if any failed.  Expects tools/env.sh to be sourced.  Optional args: the .test files to run.
+# Prints rostest's summary per file (in file order) and a total; exit status 1 if any failed.
+# Expects tools/env.sh to be sourced.  Optional args: the .test files to run.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
