@@ -351,22 +351,27 @@ def test_non_finite_command_is_never_sent_and_the_previous_one_stays(send, caplo
     assert "non-finite command" in caplog.text
 
 
-def _sent_position(m, t):
+def _sent_position(m, t, measured=None):
+    """Poll one frame and answer it: the motor reports ``measured`` (wire units), by default the
+    position the frame commanded (a motor that tracks)."""
     msg = m.poll(t)
-    m.on_frame(0, reply(), t)
+    sent = mit.unpack_command(bytes(msg.data), L)
+    m.on_frame(0, reply(p=sent[0] if measured is None else measured), t)
     m.end_cycle(t)
-    return mit.unpack_command(bytes(msg.data), L)
+    return sent
 
 
 def test_the_position_step_between_two_command_frames_is_capped_on_the_wire():
     m = active_motor(direction=-1, zero_offset=0.3)
-    _sent_position(m, 0.0)  # enter motor mode
+    m.poll(0.0)  # enter motor mode; the motor answers from wire position 0.3 (joint 0)
+    m.on_frame(0, reply(p=0.3), 0.0)
+    m.end_cycle(0.0)
     m.set_max_position_step(0.02)
     assert m.max_position_step == pytest.approx(0.02, abs=L.p_max / 32768)
     assert m.max_position_step <= 0.02
     m.set_command(ControlMode.POSITION, 0.0)
     p0 = _sent_position(m, 0.01)[0]
-    assert p0 == pytest.approx(0.3, abs=1e-3)  # the first frame of a chain is free
+    assert p0 == pytest.approx(0.3, abs=1e-3)  # where the motor is: nothing to cap
     m.set_command(ControlMode.POSITION, 0.5)    # 0.5 rad away: reached in steps of at most 0.02
     sent = [p0]
     for k in range(40):
@@ -377,11 +382,12 @@ def test_the_position_step_between_two_command_frames_is_capped_on_the_wire():
     assert max(steps) <= 0.02 + 1e-9
     assert sent[-1] == pytest.approx(-0.5 + 0.3, abs=1e-3)  # motor = -joint + offset: got there
     assert m.limited_frames >= 20
-    # a kp = 0 frame (velocity mode) ends the chain: the next position command starts a new one
+    # a kp = 0 frame (velocity mode) ends the chain; the next position command starts a new one from
+    # where the motor then is (wire 0.1), not from the last position frame (wire -0.2)
     m.set_command(ControlMode.VELOCITY, 0.0)
-    _sent_position(m, 1.0)
-    m.set_command(ControlMode.POSITION, -1.0)
-    assert _sent_position(m, 1.01)[0] == pytest.approx(1.3, abs=1e-3)
+    _sent_position(m, 1.0, measured=0.1)
+    m.set_command(ControlMode.POSITION, -1.0)    # wire 1.3
+    assert _sent_position(m, 1.01)[0] == pytest.approx(0.12, abs=1e-3)
     # no cap: any step goes through
     m.set_max_position_step(None)
     assert m.max_position_step is None
@@ -389,3 +395,29 @@ def test_the_position_step_between_two_command_frames_is_capped_on_the_wire():
     assert _sent_position(m, 1.02)[0] == pytest.approx(-0.7, abs=1e-3)
     with pytest.raises(ValueError):
         m.set_max_position_step(-1.0)
+
+
+def test_a_cap_set_while_commands_flow_continues_from_the_last_frame_sent():
+    # the cap comes after the first position frames (a RobotHW sets it once its joints are known):
+    # the very next jump is capped, not sent whole as the start of a chain
+    m = active_motor()
+    _sent_position(m, 0.0)  # enter motor mode
+    m.set_command(ControlMode.POSITION, 0.2)
+    assert _sent_position(m, 0.01, measured=0.0)[0] == pytest.approx(0.2, abs=1e-3)  # no cap yet
+    m.set_max_position_step(0.02)
+    m.set_command(ControlMode.POSITION, 0.6)
+    assert _sent_position(m, 0.02, measured=0.0)[0] == pytest.approx(0.22, abs=1e-3)
+    assert m.limited_frames == 1
+
+
+def test_after_enable_a_far_position_command_ramps_from_where_the_motor_is():
+    m = active_motor()
+    m.set_max_position_step(0.02)
+    m.poll(0.0)  # enter motor mode: the motor answers from 1.0 rad
+    m.on_frame(0, reply(p=1.0), 0.0)
+    m.end_cycle(0.0)
+    m.set_command(ControlMode.POSITION, 0.0)  # a stale or wrong target 1 rad away
+    sent = [_sent_position(m, 0.01 * (k + 1))[0] for k in range(60)]
+    assert sent[0] == pytest.approx(0.98, abs=1e-3)  # one capped step from the (16-bit) reported 1.0
+    assert max(abs(b - a) for a, b in zip(sent, sent[1:])) <= 0.02 + 1e-9
+    assert sent[-1] == pytest.approx(0.0, abs=1e-3)

@@ -113,17 +113,19 @@ def test_the_step_cap_acts_on_decoded_positions():
     m.poll(0.0)                                         # enable
     m.on_frame(0x101, example.pack_reply(example.ExampleReply(True, 0, 0, 0.0, 0.0, 0.0, 30.0)), 0.0)
     m.end_cycle(0.001)
-    sent = []
-    for k in range(4):
-        m.set_command(ControlMode.POSITION, 1.0)
-        sent.append(example.unpack_command(bytes(m.poll(0.002 * (k + 1)).data)).position)
-    assert sent == [1.0, 1.0, 1.0, 1.0]                 # the first frame of a chain is free
-    m.set_command(ControlMode.POSITION, 0.0)
-    sent = [1.0] + [example.unpack_command(bytes(m.poll(0.01 + 0.002 * k).data)).position for k in range(150)]
-    steps = [a - b for a, b in zip(sent, sent[1:])]
-    # a ramp down in steps of at most the cap as the frame carries it (whole mrad), none lost
+    m.set_command(ControlMode.POSITION, 1.0)            # 1 rad from where the motor reported (0)
+    sent = [0.0] + [example.unpack_command(bytes(m.poll(0.002 * (k + 1)).data)).position for k in range(150)]
+    steps = [b - a for a, b in zip(sent, sent[1:])]
+    # a ramp up from the measured position in steps of at most the cap as the frame carries it
+    # (whole mrad), none lost
     assert all(0.009 - 1e-9 <= d <= 0.010 + 1e-9 for d in steps[:100]), steps
-    assert sent[-1] == 0.0 and m.limited_frames >= 100
+    assert sent[-1] == 1.0 and m.limited_frames >= 100
+    m.set_command(ControlMode.POSITION, 0.0)
+    sent = [1.0] + [example.unpack_command(bytes(m.poll(0.4 + 0.002 * k).data)).position for k in range(150)]
+    steps = [a - b for a, b in zip(sent, sent[1:])]
+    # and down again from the last frame sent
+    assert all(0.009 - 1e-9 <= d <= 0.010 + 1e-9 for d in steps[:100]), steps
+    assert sent[-1] == 0.0 and m.limited_frames >= 200
 
 
 # -- end to end through the RobotHW -------------------------------------------------------------------

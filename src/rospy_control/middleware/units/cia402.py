@@ -585,6 +585,10 @@ class Cia402Drive(ActuatorUnit):
             self._step_last = cmd.position if cmd.mode == ControlMode.POSITION else None
             return cmd
         last = self._step_last
+        if last is None and self._received:
+            # the first position target after none (enable, fault, another mode): from where the
+            # drive measures the joint
+            last = self.direction * self._pos + self.zero_offset
         p = cmd.position
         if last is not None:
             p = min(max(p, last - self._step), last + self._step)

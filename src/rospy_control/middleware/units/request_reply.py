@@ -376,10 +376,11 @@ class RequestReplyActuator(ActuatorUnit):
             # shorter, so that after the codec's rounding (or truncation) a frame's field moves at
             # most the whole steps of the cap
             n = max(1, int(step / q))
+            self._step_wire = (n - 0.5) * q  # first: the channel thread reads it once _step is set
             self._step = n * q
-            self._step_wire = (n - 0.5) * q
         else:
-            self._step = self._step_wire = float(step)
+            self._step_wire = float(step)
+            self._step = float(step)
 
     @property
     def max_position_step(self) -> Optional[float]:
@@ -455,8 +456,7 @@ class RequestReplyActuator(ActuatorUnit):
                     and self.watchdog_mode != "none":
                 self._wd_trip(cmd, True)
                 cmd = self._wd_hold
-            if self._step is not None:
-                cmd = self._cap_step(cmd)
+            cmd = self._cap_step(cmd)
             enc = self._encoded
             if enc[0] is cmd:
                 data = enc[1]
@@ -469,13 +469,23 @@ class RequestReplyActuator(ActuatorUnit):
         return msg
 
     def _cap_step(self, cmd: Command) -> Command:
-        """The position-step cap on the decoded position of a position-holding command (kp > 0)."""
+        """The position-step cap on the decoded position of a position-holding command (kp > 0).
+
+        The last position sent is tracked also while no cap is set, so a cap set while commands flow
+        starts from the frame before.  A position-holding command after none (first enable, a fault,
+        another mode) starts from the measured position: the motor is there, whatever was commanded
+        before it went limp."""
         if cmd.mode not in (ControlMode.POSITION, ControlMode.MIT) or not cmd.kp > 0.0:
             self._step_last = None
             return cmd
-        last = self._step_last
         p = cmd.position
-        if last is not None:
+        if self._step is not None:
+            last = self._step_last
+            if last is None and self._received:
+                last = self.direction * self._pos + self.zero_offset
+            if last is None:
+                self._step_last = p
+                return cmd
             step = self._step_wire
             if p > last + step:
                 p = last + step
