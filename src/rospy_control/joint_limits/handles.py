@@ -108,16 +108,24 @@ class PositionJointSaturationHandle(_LimitsHandle):
     def enforce_limits(self, period: float) -> None:
         jh = self._jh
         prev = self._prev
+        position = jh.get_position() if prev != prev else prev  # read only when it is used
+        jh.set_command(self.saturate(jh.get_command(), position, period))
+
+    def saturate(self, command: float, position: float, period: float) -> float:
+        """:meth:`enforce_limits` on values: the saturated ``command``, given the joint's measured
+        ``position`` (used only on the first cycle, or after :meth:`reset`).  For a RobotHW that holds
+        the joint's values itself and saturates many joints per cycle without the handle's getters."""
+        prev = self._prev
         if prev != prev:  # NaN: first cycle (or after reset)
-            prev = jh.get_position()
+            prev = position
         lo, hi = self._min, self._max
         lim = self._limits
         if lim.has_velocity_limits:
             delta = lim.max_velocity * period
             lo, hi = max(prev - delta, lo), min(prev + delta, hi)
-        cmd = min(max(jh.get_command(), lo), hi)   # clamp() inlined: called per joint per cycle
-        jh.set_command(cmd)
+        cmd = min(max(command, lo), hi)   # clamp() inlined: called per joint per cycle
         self._prev = cmd
+        return cmd
 
 
 class PositionJointSoftLimitsHandle(_LimitsHandle):

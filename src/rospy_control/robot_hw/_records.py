@@ -128,7 +128,7 @@ class Actuator:
 
 class Group:
     __slots__ = ("name", "where", "transmission", "joints", "actuators", "mode", "faulted", "ready", "reseed",
-                 "buf", "ff")
+                 "buf", "ff", "simple")
 
     def __init__(self, name: str, where: str, transmission, joints: List[Joint],
                  actuators: List[Actuator], mode: ControlMode) -> None:
@@ -144,6 +144,8 @@ class Group:
         self.buf = [0.0] * len(joints), [0.0] * len(joints)
         #: gravity feed-forward of each motor (actuator side, N m), None: none (see ._gravity)
         self.ff: Optional[List[float]] = None
+        #: the write path's bound values for the common case (see ._writer.simple_plan), None: general
+        self.simple: Optional[tuple] = None
 
 
 class Records:

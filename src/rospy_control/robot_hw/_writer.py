@@ -8,7 +8,9 @@ nothing; in a faulted group only the healthy motors get commands, and they hold.
 from __future__ import annotations
 
 import math
+from typing import Optional
 
+from rospy_control.joint_limits import PositionJointSaturationHandle
 from rospy_control.log import Throttle, get_logger
 from rospy_control.middleware import ControlMode
 from rospy_control.robot_hw._records import Group, Joint, Records
@@ -19,6 +21,25 @@ __all__ = ["Writer"]
 logger = get_logger(__name__)
 
 _isfinite = math.isfinite
+_POSITION = ControlMode.POSITION
+
+
+def simple_plan(g: Group) -> Optional[tuple]:
+    """What :meth:`Writer.write` needs, bound once, to command a group of the common case in position
+    mode: one joint and one motor behind a :class:`SimpleTransmission`, whose position interface has
+    no limit handle or only the saturation handle (soft limits take the general path).  None: the
+    group takes the general path."""
+    if len(g.joints) != 1 or len(g.actuators) != 1 or type(g.transmission) is not SimpleTransmission:
+        return None
+    j = g.joints[0]
+    handles = j.handles.get("position")
+    if handles is None or len(handles) > 1:
+        return None
+    sat = handles[0] if handles else None
+    if sat is not None and type(sat) is not PositionJointSaturationHandle:
+        return None
+    a = g.actuators[0]
+    return j, j.data, sat, g.transmission, a, a.data, a.motor.position_setter()
 
 
 class Writer:
@@ -30,6 +51,8 @@ class Writer:
         self._hold_mode = rec.hold_mode
         self._throttle = throttle
         self._gravity = rec.gravity
+        for g in rec.groups:
+            g.simple = simple_plan(g)
 
     def write(self, period: float) -> None:
         """One cycle of commands.  Never blocks or raises."""
@@ -46,7 +69,31 @@ class Writer:
                 for j in g.joints:
                     j.reseed(g.mode)
             mode = g.mode
-            if mode == ControlMode.POSITION:
+            if mode is _POSITION:
+                plan = g.simple
+                if plan is not None and plan[0].kind == "position":
+                    # the common case inline (per joint and cycle): one joint, a position interface,
+                    # a 1:1 transmission, at most the saturation handle -- the steps of
+                    # _write_position with the same values, without its lists and calls
+                    j, d, sat, tr, a, ad, send = plan
+                    c = d.command_position
+                    if not _isfinite(c):
+                        c = d.command_position = self._nan_hold(j)
+                    if sat is not None:
+                        c = d.command_position = sat.saturate(c, d.position, period)
+                    j.setpoint = c
+                    ap = (float(c) - tr.joint_offset) * tr.reduction
+                    if not _isfinite(ap):  # cannot happen with a finite joint value; never send it
+                        self._warn_nan(a, "actuator position")
+                        continue
+                    ad.command_position = ap
+                    ad.command_velocity = 0.0
+                    ff = g.ff
+                    if ff is not None and ff[0]:
+                        a.motor.set_position(ap, 0.0, ff[0])   # gravity feed-forward (see ._gravity)
+                    else:
+                        send(ap)
+                    continue
                 self._write_position(g, period)
             elif mode == ControlMode.VELOCITY:
                 self._write_scalar(g, period, "velocity", "command_velocity")
@@ -57,11 +104,7 @@ class Writer:
                     a.send_neutral(mode)
 
     def _write_position(self, g: Group, period: float) -> None:
-        joints = g.joints
         tr = g.transmission
-        if len(joints) == 1 and type(tr) is SimpleTransmission and joints[0].kind == "position":
-            self._write_position_simple(g, joints[0], tr, period)
-            return
         pos, vel = g.buf
         feed_forward = False
         for i, j in enumerate(g.joints):
@@ -114,30 +157,6 @@ class Writer:
                     a.motor.set_position(p, 0.0, tau)
                 else:
                     a.motor.set_command(ControlMode.POSITION, p)
-
-    def _write_position_simple(self, g: Group, j: Joint, tr: SimpleTransmission, period: float) -> None:
-        """:meth:`_write_position` of the common case, one joint commanded through a position interface
-        by a 1:1 transmission, without the general loop's lists (the same steps, the same values)."""
-        d = j.data
-        if not _isfinite(d.command_position):
-            d.command_position = self._nan_hold(j)
-        for h in j.handles["position"]:
-            h.enforce_limits(period)
-        p = j.setpoint = d.command_position
-        ap = (float(p) - tr.joint_offset) * tr.reduction
-        a = g.actuators[0]
-        if not _isfinite(ap):  # cannot happen with a finite joint value; never send it anyway
-            self._warn_nan(a, "actuator position")
-            return
-        ad = a.data
-        ad.command_position = ap
-        ad.command_velocity = 0.0
-        ff = g.ff
-        tau = ff[0] if ff is not None else 0.0   # gravity feed-forward (see ._gravity)
-        if tau:
-            a.motor.set_position(ap, 0.0, tau)
-        else:
-            a.motor.set_command(ControlMode.POSITION, ap)
 
     def _write_scalar(self, g: Group, period: float, kind: str, field: str) -> None:
         values = g.buf[0]

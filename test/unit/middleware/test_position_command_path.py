@@ -60,3 +60,42 @@ def test_a_subclass_store_still_sees_position_commands():
     m = Recording("m", 1)
     m.set_command(ControlMode.POSITION, 0.5)
     assert [c.position for c in stored] == [0.5]
+
+
+@pytest.mark.parametrize("direction,offset", [(1, 0.0), (-1, 0.25)])
+def test_the_bound_position_setter_does_what_set_command_does(direction, offset):
+    m = _motor(direction=direction)
+    m.zero_offset = offset
+    send = m.position_setter()
+    m.set_command(ControlMode.POSITION, 0.8)
+    seq, expected = m._cmd_buf.read_with_sequence()
+    send(0.8)
+    assert m._cmd_buf.read_with_sequence() == (seq + 1, expected)   # a new command, the same Command
+    m.position_kp, m.zero_offset = 30.0, offset + 0.1                 # read at each call, not bound
+    send(0.8)
+    assert m._cmd_buf.read_from_rt() == Command(ControlMode.POSITION, direction * 0.8 + offset + 0.1,
+                                                0.0, 0.0, 30.0, 0.7)
+    before = m._cmd_buf.read_with_sequence()
+    for bad in (math.nan, math.inf):
+        send(bad)
+    assert m._cmd_buf.read_with_sequence() == before and m.rejected_commands == 2
+
+
+def test_a_subclass_that_changes_the_command_path_gets_a_setter_through_it():
+    stored = []
+
+    class Recording(Motor):
+        def _store(self, command):
+            stored.append(command)
+            super()._store(command)
+
+    class Offsetting(Motor):
+        def set_command(self, mode, value=0.0, effort=0.0):
+            super().set_command(mode, value + 1.0, effort)
+
+    r = Recording("r", 1)
+    r.position_setter()(0.5)
+    assert [c.position for c in stored] == [0.5]
+    o = Offsetting("o", 2)
+    o.position_setter()(0.5)
+    assert o._cmd_buf.read_from_rt().position == 1.5

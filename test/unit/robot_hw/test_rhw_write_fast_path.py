@@ -13,10 +13,6 @@ from rospy_control.robot_hw import _writer
 from robot_hw_testutil import DT, hardware, info, joint, motor, simple, spin, switch, urdf
 
 
-class _NotSimple:
-    """Stands in for SimpleTransmission in the writer so that no group takes the shortcut."""
-
-
 def _state(hw, name, mname):
     j = hw._rec.joints[name]
     a = hw._rec.acts_by_name[mname]
@@ -46,7 +42,7 @@ def test_shortcut_and_general_path_write_the_same(make_hw, monkeypatch, directio
                 lh._prev = prev
             h.set_command(command)
             if not shortcut:
-                monkeypatch.setattr(_writer, "SimpleTransmission", _NotSimple)
+                monkeypatch.setattr(j.group, "simple", None)  # the general path for this group
             hw.write(0.0, DT)
             monkeypatch.undo()
             results.append(_state(hw, "j", "m"))
@@ -61,14 +57,17 @@ def test_shortcut_is_taken_for_the_common_case(make_hw, monkeypatch):
     hw = make_hw(xml, urdf(joint("j"), simple("t", "j", "m", reduction=2.0)), {"hold_mode": "position"})
     assert switch(hw, [info("pos", PositionJointInterface, "j")]) == [SwitchState.DONE]
     spin(hw, 0.03)
+    assert hw._rec.joints["j"].group.simple is not None
     calls = []
-    orig = _writer.Writer._write_position_simple
+    orig = _writer.Writer._write_position
 
     def counting(self, *args):
         calls.append(args)
         return orig(self, *args)
 
-    monkeypatch.setattr(_writer.Writer, "_write_position_simple", counting)
+    monkeypatch.setattr(_writer.Writer, "_write_position", counting)
+    before = hw._rec.acts_by_name["m"].motor.command_count
     hw.read(0.0, DT)
     hw.write(0.0, DT)
-    assert len(calls) == 1
+    assert calls == []                                              # not the general path
+    assert hw._rec.acts_by_name["m"].motor.command_count == before + 1  # and the motor got a command

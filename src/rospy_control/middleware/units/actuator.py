@@ -38,8 +38,9 @@ What an actuator offers (all methods any thread, non-blocking, unless noted)
 from __future__ import annotations
 
 import abc
+import functools
 from enum import IntEnum
-from typing import ClassVar, Dict, FrozenSet, NamedTuple, Optional, Tuple
+from typing import Callable, ClassVar, Dict, FrozenSet, NamedTuple, Optional, Tuple
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware.protocols.encodable import encodable_error
@@ -193,6 +194,12 @@ class ActuatorUnit(CanUnit, abc.ABC):
     @abc.abstractmethod
     def set_position(self, position: float, velocity: float = 0.0, effort: float = 0.0) -> None:
         """POSITION mode with velocity (rad/s) and effort (N·m) feed-forward."""
+
+    def position_setter(self) -> Callable[[float], None]:
+        """A callable ``f(position)`` that does what ``set_command(ControlMode.POSITION, position)``
+        does, bound once by a caller that sends a position every cycle (the RobotHW's write).  This
+        default binds :meth:`set_command`; a device may return a faster equivalent."""
+        return functools.partial(self.set_command, ControlMode.POSITION)
 
     def set_damping(self) -> None:
         """DAMPING mode: only the damping gain (``velocity_kd`` where the device has one)."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import ClassVar, Dict, NamedTuple, Optional, Tuple
+from typing import Callable, ClassVar, Dict, NamedTuple, Optional, Tuple
 
 import can
 
@@ -304,6 +304,24 @@ class RequestReplyActuator(ActuatorUnit):
         else:
             cmd = _LIMP
         self._store(cmd)
+
+    def position_setter(self) -> Callable[[float], None]:
+        # set_command's position fast path bound in a closure: one call per motor and cycle
+        cls = type(self)
+        if (_POSITION not in self.CAPABILITIES.modes or cls._store is not RequestReplyActuator._store
+                or cls.set_command is not RequestReplyActuator.set_command):
+            return super().position_setter()  # a subclass that changes either gets its own
+        write = self._cmd_buf.write_from_non_rt
+        set_command = self.set_command
+        new = tuple.__new__
+
+        def set_position_command(position: float) -> None:
+            if _isfinite(position):
+                write(new(Command, (_POSITION, self.direction * position + self.zero_offset, 0.0, 0.0,
+                                    self.position_kp, self.position_kd)))
+            else:
+                set_command(_POSITION, position)  # rejected, counted and logged there
+        return set_position_command
 
     def set_position(self, position: float, velocity: float = 0.0, effort: float = 0.0) -> None:
         if self._rejected(position, velocity, effort):
