@@ -36,6 +36,9 @@ __all__ = ["RealtimeBuffer"]
 T = TypeVar("T")
 
 
+_new_tuple = tuple.__new__
+
+
 class _Slot(NamedTuple):
     sequence: int
     value: Any
@@ -61,7 +64,7 @@ class RealtimeBuffer(Generic[T]):
     # -- writing (one reference store) ---------------------------------------------------------------
     def write_from_non_rt(self, value: T) -> int:
         """Publish ``value`` (immutable); returns its sequence number.  Never blocks the reader."""
-        slot = _Slot(self._slot.sequence + 1, value)
+        slot = _new_tuple(_Slot, (self._slot.sequence + 1, value))  # _Slot(...) without its keyword parsing
         self._slot = slot
         if self._waiting:
             with self._cond:

@@ -20,6 +20,8 @@ fault tracker's ``faulted_joints``, the configuration's objects), never containe
 """
 from __future__ import annotations
 
+import functools
+
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from rospy_control.dynamics import compensation_options, configuration_root, simulation_options
@@ -75,6 +77,37 @@ def _state_plan(rec: Records) -> Tuple[List[Tuple[Any, Any, float, float]], List
     return simple, others
 
 
+def _read_plan(rec: Records) -> Tuple[List[tuple], List[Any], List[Callable[[], None]]]:
+    """``(fused, plain, others)`` for ``read()``: ``fused`` holds ``(actuator, name, actuator data,
+    joint data, reduction, offset)`` of each motor whose data feeds one 1:1 transmission's joint (see
+    :func:`_state_plan`), ``plain`` the other motors, ``others`` the other transmissions' propagate
+    methods."""
+    simple, others = _state_plan(rec)
+    by_data = {id(ad): (ad, jd, n, offset) for ad, jd, n, offset in simple}
+    fused: List[tuple] = []
+    plain: List[Any] = []
+    for act in rec.actuators:
+        entry = by_data.pop(id(act.data), None)
+        if entry is not None:
+            fused.append((act, act.name) + entry)
+        else:
+            plain.append(act)
+    # a simple handle over data no motor record holds (none today): keep it, propagated as before
+    for ad, jd, n, offset in by_data.values():
+        others.append(functools.partial(_propagate_simple, ad, jd, n, offset))
+    return fused, plain, others
+
+
+def _propagate_simple(ad, jd, n: float, offset: float) -> None:
+    jd.position = ad.position / n + offset
+    jd.velocity = ad.velocity / n
+    jd.effort = ad.effort * n
+    if ad.absolute_position is not None:
+        jd.absolute_position = ad.absolute_position / n + offset
+    if ad.torque_sensor is not None:
+        jd.torque_sensor = ad.torque_sensor * n
+
+
 class MiddlewareRobotHW(RobotHW):
     """RobotHW over a :class:`~rospy_control.middleware.Middleware` (see :mod:`rospy_control.robot_hw`).
 
@@ -106,7 +139,7 @@ class MiddlewareRobotHW(RobotHW):
         """Make ``rec`` (and fresh helpers over it) the configuration this RobotHW runs."""
         self._rec = rec
         self._writer = Writer(rec, self._throttle)
-        self._state_plan = _state_plan(rec)
+        self._read_plan = _read_plan(rec)
         self._faults = FaultTracker(rec, self._throttle)
         self._switching = SwitchPlanner(rec, self._throttle)
 
@@ -289,7 +322,28 @@ class MiddlewareRobotHW(RobotHW):
             return
         rec = self._rec
         states = mw.snapshot().states
-        for act in rec.actuators:
+        fused, plain, others = self._read_plan
+        changed = self._faults.actuator_changed
+        # a motor behind a 1:1 transmission (every joint of an MIT-motor robot, usually): its actuator
+        # data and its joint's state in one step, the transmission's arithmetic inline (see _read_plan)
+        for act, name, ad, jd, n, offset in fused:
+            s = states[name]
+            p = ad.position = s.position
+            v = ad.velocity = s.velocity
+            e = ad.effort = s.effort
+            act.state = s
+            if s.fault != act.fault or s.received != act.received:
+                changed(act, s)
+            jd.position = p / n + offset
+            jd.velocity = v / n
+            jd.effort = e * n
+            ap = ad.absolute_position
+            if ap is not None:
+                jd.absolute_position = ap / n + offset
+            ts = ad.torque_sensor
+            if ts is not None:
+                jd.torque_sensor = ts * n
+        for act in plain:
             s = states[act.name]
             d = act.data
             d.position = s.position
@@ -297,20 +351,9 @@ class MiddlewareRobotHW(RobotHW):
             d.effort = s.effort
             act.state = s
             if s.fault != act.fault or s.received != act.received:
-                self._faults.actuator_changed(act, s)
-        # actuator -> joint state: what ``loader.propagate_state()`` does, with the 1:1 transmissions
-        # (every joint of an MIT-motor robot, usually) computed inline (see _state_plan)
-        simple, others = self._state_plan
-        for ad, jd, n, offset in simple:
-            jd.position = ad.position / n + offset
-            jd.velocity = ad.velocity / n
-            jd.effort = ad.effort * n
-            ap = ad.absolute_position
-            if ap is not None:
-                jd.absolute_position = ap / n + offset
-            ts = ad.torque_sensor
-            if ts is not None:
-                jd.torque_sensor = ts * n
+                changed(act, s)
+        # actuator -> joint state of the other transmissions (differentials, four-bar linkages, ...):
+        # what ``loader.propagate_state()`` does, in the loader's order
         for propagate in others:
             propagate()
         for name, imu in rec.imus:
