@@ -192,19 +192,54 @@ class FaultInjectionTest(unittest.TestCase):
         rospy.loginfo("FIGURE %s %s: %s", self.branch, name, json.dumps(values, sort_keys=True))
 
     # -- a switch that faults the motor ------------------------------------------------------------
+    def channel_figures(self, newer_than: float):
+        """``(cycles, excused)`` of the arm's channel from its newest ``/diagnostics`` status received
+        after ``newer_than``: bus cycles so far, and of them those not judged against the units (the
+        bus thread late, or the simulated firmware starved: ``late_cycles + simulator_stalls``)."""
+        st = self.status(f": channel {CHANNEL}", newer_than)
+        values = {kv.key: kv.value for kv in st.values}
+        return int(values["cycles"]), int(values["late_cycles"]) + int(values.get("simulator_stalls", 0))
+
     def motor_fault(self, fault: str, value: float, cause: str, limp: bool = True):
         t0 = time.monotonic()
-        self.arm.send_goal(self.goal_from_here(0.3, 4.0))
-        time.sleep(0.5)
-        wall_on, t_on = time.time(), time.monotonic()
-        on = self.set_fault(unit=MOTOR, fault=fault, enable=True, value=value)
-        self.assertTrue(on.success, on.message)
+        # 'late' silences the motor only for its delay: after it the delayed replies flow again. If
+        # the host did not let the driver judge that window (it excuses the cycles in which its own
+        # bus thread ran late or the simulated firmware was starved: a late host is never a hardware
+        # fault), the switch is tried again; the channel's figures over the goal say whether a
+        # quarter of its cycles or more were excused (a quiet host: about 1 %).
+        attempts = 3 if fault == "late" else 1
+        for attempt in range(attempts):
+            self.arm.send_goal(self.goal_from_here(0.3, 4.0))
+            time.sleep(0.5)
+            if fault == "late":
+                before = self.channel_figures(time.monotonic() - 3.0)
+            wall_on, t_on = time.time(), time.monotonic()
+            on = self.set_fault(unit=MOTOR, fault=fault, enable=True, value=value)
+            self.assertTrue(on.success, on.message)
+            self.assertTrue(self.arm.wait_for_result(rospy.Duration(20.0)), "no result")
+            if self.arm.get_state() == GoalStatus.ABORTED or attempt == attempts - 1:
+                break
+            after = self.channel_figures(time.monotonic())
+            cycles, excused = after[0] - before[0], after[1] - before[1]
+            off = self.set_fault(unit=MOTOR, fault=fault, enable=False, value=0.0)
+            self.assertTrue(off.success, off.message)
+            # a quiet host excuses about 1 % of the cycles
+            self.assertGreater(4 * excused, cycles,
+                               f"a {value} s '{fault}' went unnoticed although the driver judged "
+                               f"{cycles - excused} of its {cycles} bus cycles meanwhile")
+            rospy.logwarn("'%s' %.2f s went unnoticed: the host excused %d of %d bus cycles meanwhile; "
+                          "again", fault, value, excused, cycles)
+            time.sleep(value + 0.5)
         try:
             # the goal in flight aborts, naming the joint, the motor and the cause
-            self.assertTrue(self.arm.wait_for_result(rospy.Duration(20.0)), "no result")
             abort_after = time.monotonic() - t_on
             result = self.arm.get_result()
-            self.assertEqual(self.arm.get_state(), GoalStatus.ABORTED, result.error_string)
+            state = self.arm.get_state()
+            if state != GoalStatus.ABORTED:  # say what the bus thread saw (excused cycles, stalls, ...)
+                channel = self.status(f": channel {CHANNEL}", t_on)
+                self.fail(f"the goal ended in state {state} ({result.error_string!r}), not ABORTED; "
+                          f"channel {CHANNEL}: {channel.message}; "
+                          + "; ".join(f"{kv.key}={kv.value}" for kv in channel.values))
             self.assertEqual(result.error_code, FollowJointTrajectoryResult.PATH_TOLERANCE_VIOLATED)
             for word in (JOINT, MOTOR, cause):
                 self.assertIn(word, result.error_string)
@@ -325,7 +360,12 @@ class FaultInjectionTest(unittest.TestCase):
             self.assertTrue(self.arm.wait_for_result(rospy.Duration(20.0)), "no result")
             abort_after = time.monotonic() - t_on
             result = self.arm.get_result()
-            self.assertEqual(self.arm.get_state(), GoalStatus.ABORTED, result.error_string)
+            state = self.arm.get_state()
+            if state != GoalStatus.ABORTED:  # say what the bus thread saw (excused cycles, stalls, ...)
+                channel = self.status(f": channel {CHANNEL}", t_on)
+                self.fail(f"the goal ended in state {state} ({result.error_string!r}), not ABORTED; "
+                          f"channel {CHANNEL}: {channel.message}; "
+                          + "; ".join(f"{kv.key}={kv.value}" for kv in channel.values))
             self.assertEqual(result.error_code, FollowJointTrajectoryResult.PATH_TOLERANCE_VIOLATED)
             self.assertIn("bus-off", result.error_string)
             self.assertTrue(any(j in result.error_string for j in self.arm_joints), result.error_string)
