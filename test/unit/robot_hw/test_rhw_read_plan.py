@@ -3,8 +3,6 @@ data; the result is what the transmission loader's own propagation gives, for ev
 transmission of the example arm (1:1, reduction, differential, lead screw)."""
 from __future__ import annotations
 
-import pytest
-
 from robot_hw_testutil import ARM_HW, ARM_URDF, DT, load_yaml
 
 FIELDS = ("position", "velocity", "effort", "absolute_position", "torque_sensor")
