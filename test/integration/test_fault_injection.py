@@ -192,6 +192,18 @@ class FaultInjectionTest(unittest.TestCase):
         rospy.loginfo("FIGURE %s %s: %s", self.branch, name, json.dumps(values, sort_keys=True))
 
     # -- a switch that faults the motor ------------------------------------------------------------
+    def aborted_result(self, t_on: float):
+        """The result of the goal that just ended, which must have aborted; if it did not, the
+        failure says what the bus thread saw since ``t_on`` (excused cycles, stalls, ...)."""
+        result = self.arm.get_result()
+        state = self.arm.get_state()
+        if state != GoalStatus.ABORTED:
+            channel = self.status(f": channel {CHANNEL}", t_on)
+            self.fail(f"the goal ended in state {state} ({result.error_string!r}), not ABORTED; "
+                      f"channel {CHANNEL}: {channel.message}; "
+                      + "; ".join(f"{kv.key}={kv.value}" for kv in channel.values))
+        return result
+
     def channel_figures(self, newer_than: float):
         """``(cycles, excused)`` of the arm's channel from its newest ``/diagnostics`` status received
         after ``newer_than``: bus cycles so far, and of them those not judged against the units (the
@@ -233,13 +245,7 @@ class FaultInjectionTest(unittest.TestCase):
         try:
             # the goal in flight aborts, naming the joint, the motor and the cause
             abort_after = time.monotonic() - t_on
-            result = self.arm.get_result()
-            state = self.arm.get_state()
-            if state != GoalStatus.ABORTED:  # say what the bus thread saw (excused cycles, stalls, ...)
-                channel = self.status(f": channel {CHANNEL}", t_on)
-                self.fail(f"the goal ended in state {state} ({result.error_string!r}), not ABORTED; "
-                          f"channel {CHANNEL}: {channel.message}; "
-                          + "; ".join(f"{kv.key}={kv.value}" for kv in channel.values))
+            result = self.aborted_result(t_on)
             self.assertEqual(result.error_code, FollowJointTrajectoryResult.PATH_TOLERANCE_VIOLATED)
             for word in (JOINT, MOTOR, cause):
                 self.assertIn(word, result.error_string)
@@ -359,13 +365,7 @@ class FaultInjectionTest(unittest.TestCase):
         try:
             self.assertTrue(self.arm.wait_for_result(rospy.Duration(20.0)), "no result")
             abort_after = time.monotonic() - t_on
-            result = self.arm.get_result()
-            state = self.arm.get_state()
-            if state != GoalStatus.ABORTED:  # say what the bus thread saw (excused cycles, stalls, ...)
-                channel = self.status(f": channel {CHANNEL}", t_on)
-                self.fail(f"the goal ended in state {state} ({result.error_string!r}), not ABORTED; "
-                          f"channel {CHANNEL}: {channel.message}; "
-                          + "; ".join(f"{kv.key}={kv.value}" for kv in channel.values))
+            result = self.aborted_result(t_on)
             self.assertEqual(result.error_code, FollowJointTrajectoryResult.PATH_TOLERANCE_VIOLATED)
             self.assertIn("bus-off", result.error_string)
             self.assertTrue(any(j in result.error_string for j in self.arm_joints), result.error_string)
