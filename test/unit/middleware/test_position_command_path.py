@@ -49,17 +49,22 @@ def test_a_unit_without_position_mode_refuses_it():
         m.set_command(ControlMode.POSITION, 0.1)
 
 
+class _Recording(Motor):
+    """A subclass with its own ``_store`` (a device that sees every command)."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.stored = []
+
+    def _store(self, command):
+        self.stored.append(command)
+        super()._store(command)
+
+
 def test_a_subclass_store_still_sees_position_commands():
-    stored = []
-
-    class Recording(Motor):
-        def _store(self, command):
-            stored.append(command)
-            super()._store(command)
-
-    m = Recording("m", 1)
+    m = _Recording("m", 1)
     m.set_command(ControlMode.POSITION, 0.5)
-    assert [c.position for c in stored] == [0.5]
+    assert [c.position for c in m.stored] == [0.5]
 
 
 @pytest.mark.parametrize("direction,offset", [(1, 0.0), (-1, 0.25)])
@@ -82,20 +87,13 @@ def test_the_bound_position_setter_does_what_set_command_does(direction, offset)
 
 
 def test_a_subclass_that_changes_the_command_path_gets_a_setter_through_it():
-    stored = []
-
-    class Recording(Motor):
-        def _store(self, command):
-            stored.append(command)
-            super()._store(command)
-
     class Offsetting(Motor):
         def set_command(self, mode, value=0.0, effort=0.0):
             super().set_command(mode, value + 1.0, effort)
 
-    r = Recording("r", 1)
+    r = _Recording("r", 1)
     r.position_setter()(0.5)
-    assert [c.position for c in stored] == [0.5]
+    assert [c.position for c in r.stored] == [0.5]
     o = Offsetting("o", 2)
     o.position_setter()(0.5)
     assert o._cmd_buf.read_from_rt().position == 1.5
