@@ -2,11 +2,13 @@
 limits allow over two control periods: per transmission, on the wire, whatever the timing."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from rospy_control.middleware import ControlMode
 
-from robot_hw_testutil import ARM_HW, ARM_URDF, load_yaml, wait_until
+from robot_hw_testutil import ARM_HW, ARM_URDF, ROOT, load_yaml, wait_until
 
 PERIOD = 0.005  # a 200 Hz control loop
 
@@ -55,3 +57,19 @@ def test_a_jump_in_the_commands_reaches_the_motor_as_a_ramp(arm):
     stats = mw.simulator_command_stats("shoulder_pan_motor")
     assert 0.0 < stats["max_step"] <= caps["shoulder_pan_motor"] + 1e-9
     assert motor.limited_frames >= int(0.4 / caps["shoulder_pan_motor"]) - 1
+
+
+@pytest.mark.parametrize("protocol", ["damiao", "cubemars", "odrive", "robstride", "cia402"])
+def test_every_protocol_ramps_a_jump(make_hw, protocol):
+    # the cap is the device contract's, whatever the frames: on every protocol's example arm a
+    # 0.4 rad jump reaches the device as a ramp of capped steps
+    hw = make_hw(os.path.join(ROOT, "config", f"arm_hardware_{protocol}.xml"), ARM_URDF,
+                 load_yaml("arm_joint_limits.yaml"))
+    caps = hw.limit_command_steps(PERIOD)
+    mw = hw.middleware
+    motor = mw.motor("shoulder_pan_motor")
+    start = mw.snapshot()["shoulder_pan_motor"].position
+    before = motor.limited_frames
+    motor.set_command(ControlMode.POSITION, start + 0.4)
+    assert wait_until(lambda: abs(mw.snapshot()["shoulder_pan_motor"].position - start - 0.4) < 0.02, 5.0)
+    assert motor.limited_frames - before >= int(0.4 / caps["shoulder_pan_motor"]) - 1
