@@ -20,8 +20,6 @@ fault tracker's ``faulted_joints``, the configuration's objects), never containe
 """
 from __future__ import annotations
 
-import functools
-
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from rospy_control.dynamics import compensation_options, configuration_root, simulation_options
@@ -48,13 +46,15 @@ __all__ = ["MiddlewareRobotHW", "HOLD_MODES"]
 logger = get_logger(__name__)
 
 
-def _state_plan(rec: Records) -> Tuple[List[Tuple[Any, Any, float, float]], List[Callable[[], None]]]:
+def _state_plan(rec: Records) -> Tuple[List[Tuple[Any, Any, float, float, Callable[[], None]]],
+                                       List[Callable[[], None]]]:
     """The actuator -> joint state propagation of ``rec``'s transmissions, for ``read()``.
 
-    ``(simple, others)``: ``simple`` holds ``(actuator data, joint data, reduction, offset)`` of every
-    :class:`SimpleTransmission` state handle (computed inline by ``read()``, the same arithmetic as
-    the transmission's, without a list and a method call per value); ``others`` the ``propagate``
-    methods of the remaining handles (differentials, four-bar linkages, ...), in the loader's order.
+    ``(simple, others)``: ``simple`` holds ``(actuator data, joint data, reduction, offset, propagate)``
+    of every :class:`SimpleTransmission` state handle (computed inline by ``read()``, the same
+    arithmetic as the transmission's, without a list and a method call per value); ``others`` the
+    ``propagate`` methods of the remaining handles (differentials, four-bar linkages, ...), in the
+    loader's order.
     """
     loader = rec.loader
     if loader is None:
@@ -62,7 +62,7 @@ def _state_plan(rec: Records) -> Tuple[List[Tuple[Any, Any, float, float]], List
     iface = loader.robot_transmissions.get(ActuatorToJointStateInterface)
     if iface is None:
         return [], []
-    simple: List[Tuple[Any, Any, float, float]] = []
+    simple: List[Tuple[Any, Any, float, float, Callable[[], None]]] = []
     others: List[Callable[[], None]] = []
     for handle in iface.get_handles():
         tr = handle.get_transmission()
@@ -71,7 +71,7 @@ def _state_plan(rec: Records) -> Tuple[List[Tuple[Any, Any, float, float]], List
         if type(tr) is SimpleTransmission and type(handle) is ActuatorToJointStateHandle \
                 and acts is not None and jnts is not None and len(acts) == 1 and len(jnts) == 1 \
                 and all(hasattr(jnts[0], f) for f in ("absolute_position", "torque_sensor")):
-            simple.append((acts[0], jnts[0], tr.reduction, tr.joint_offset))
+            simple.append((acts[0], jnts[0], tr.reduction, tr.joint_offset, handle.propagate))
         else:
             others.append(handle.propagate)
     return simple, others
@@ -83,29 +83,18 @@ def _read_plan(rec: Records) -> Tuple[List[tuple], List[Any], List[Callable[[], 
     :func:`_state_plan`), ``plain`` the other motors, ``others`` the other transmissions' propagate
     methods."""
     simple, others = _state_plan(rec)
-    by_data = {id(ad): (ad, jd, n, offset) for ad, jd, n, offset in simple}
+    by_data = {id(entry[0]): entry for entry in simple}
     fused: List[tuple] = []
     plain: List[Any] = []
     for act in rec.actuators:
         entry = by_data.pop(id(act.data), None)
         if entry is not None:
-            fused.append((act, act.name) + entry)
+            fused.append((act, act.name) + entry[:4])
         else:
             plain.append(act)
-    # a simple handle over data no motor record holds (none today): keep it, propagated as before
-    for ad, jd, n, offset in by_data.values():
-        others.append(functools.partial(_propagate_simple, ad, jd, n, offset))
+    # a 1:1 handle over data no motor record holds (none today): its own propagate, as before
+    others.extend(entry[4] for entry in by_data.values())
     return fused, plain, others
-
-
-def _propagate_simple(ad, jd, n: float, offset: float) -> None:
-    jd.position = ad.position / n + offset
-    jd.velocity = ad.velocity / n
-    jd.effort = ad.effort * n
-    if ad.absolute_position is not None:
-        jd.absolute_position = ad.absolute_position / n + offset
-    if ad.torque_sensor is not None:
-        jd.torque_sensor = ad.torque_sensor * n
 
 
 class MiddlewareRobotHW(RobotHW):
