@@ -166,7 +166,9 @@ class Rig:
                     self.periods.append(w0 - last["t"])
                 latest = getattr(self._executor, "_latest", None) if self._executor else None
                 if latest is not None:
-                    self.trace.append((w0, float(latest[2][0]), float(latest[3][0])))
+                    desired = self._executor.desired_values
+                    if desired:
+                        self.trace.append((w0, float(desired[0]), float(latest[3][0])))
             last["t"] = w0
 
         self._executor = None

@@ -462,9 +462,20 @@ class JointTrajectoryController(Controller):
                     self.executor.hold(reason)
         else:
             self._fault_seen = False
-        desired = self.executor.update_stacked(time, period, measured)
-        self._write_desired(desired, measured, period)
+        if self._positions_only:
+            self._write_positions(self.executor.update_positions(time, period, measured))
+        else:
+            desired = self.executor.update_stacked(time, period, measured)
+            self._write_desired(desired, measured, period)
         self.ros.on_update(time)
+
+    #: True for a variant that writes the desired positions only, through :meth:`_write_positions`
+    #: (the executor then skips the rest of the sample in the common cycle)
+    _positions_only = False
+
+    def _write_positions(self, positions: List[float]) -> None:
+        """Write the desired positions of one cycle (variants with :attr:`_positions_only`)."""
+        raise NotImplementedError
 
     def _write_desired(self, desired: np.ndarray, measured: List[float], period: float) -> None:
         """Write the commands of one cycle: ``desired`` is ``[positions, velocities, accelerations]``
@@ -503,20 +514,24 @@ class PositionJointTrajectoryController(JointTrajectoryController):
 
     INTERFACE = PositionJointInterface
 
+    def init(self, hw, root_nh, controller_nh) -> bool:
+        ok = super().init(hw, root_nh, controller_nh)
+        cls = type(self)
+        # a subclass with its own _write or _write_desired gets the whole desired state, as documented
+        self._positions_only = (cls._write is PositionJointTrajectoryController._write
+                                and cls._write_desired is JointTrajectoryController._write_desired)
+        return ok
+
     def _write(self, dp, dv, da, pos, vel, period) -> None:
         for handle, value in zip(self.handles, dp.tolist()):
             handle.set_command(value)
 
-    def _write_desired(self, desired, measured, period) -> None:
-        if type(self)._write is not PositionJointTrajectoryController._write:  # a subclass's own _write
-            JointTrajectoryController._write_desired(self, desired, measured, period)
-            return
+    def _write_positions(self, positions: List[float]) -> None:
         targets = self._command_targets
-        values = desired[:len(self.handles)].tolist()
         if targets:
-            _SINK.extend(map(setattr, targets[0], targets[1], values))
+            _SINK.extend(map(setattr, targets[0], targets[1], positions))  # stops after the n targets
         else:
-            for handle, value in zip(self.handles, values):
+            for handle, value in zip(self.handles, positions):
                 handle.set_command(value)
 
     def _safe_commands(self) -> None:

@@ -97,7 +97,12 @@ _TWO_PI = 2.0 * np.pi
 # loop thread then waits for the bus and simulator threads to give it back, up to the 5 ms switch
 # interval, and pays two thread switches per cycle).
 _any = np.logical_or.reduce
-_matvec = np.matmul
+
+
+def _sample(matrix: np.ndarray, tau: float) -> np.ndarray:
+    """The desired state ``matrix @ [1, tau, ..., tau^5]`` of one grid interval (one numpy call)."""
+    t2 = tau * tau
+    return matrix.dot((1.0, tau, t2, t2 * tau, t2 * t2, t2 * t2 * tau))
 _INF = float("inf")
 
 Desired = Tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -191,7 +196,9 @@ class TrajectoryExecutor:
         self._latest: Optional[tuple] = None
         self._plan: Optional[_Plan] = None
         self._prepared: Optional[PreparedTrajectory] = None  # set by _build, read by accept (_cmd_lock)
-        self._power = np.ones(6)
+        #: the desired positions of the latest cycle as Python floats: the first ``n`` values (what
+        #: follows them differs by path); what a controller writes to its handles, no conversion needed
+        self.desired_values: List[float] = []
         self._zeros = np.zeros(n)
         self._reject_throttle = Throttle(1.0)
         self._hold_throttle = Throttle(5.0)
@@ -341,17 +348,41 @@ class TrajectoryExecutor:
                                else np.asarray(measured, dtype=float).tolist())
         return self._step(time, period, values)
 
-    def _step(self, time: float, period: float, measured: List[float]) -> np.ndarray:
+    def update_positions(self, time: float, period: float, measured: Sequence[float]) -> List[float]:
+        """:meth:`update_stacked` for a controller that commands positions only (the position
+        trajectory controller): returns the desired positions (``n`` floats, also
+        :attr:`desired_values`), with the same tolerance checks and events.
+
+        The common cycle (inside the limits, not yet at the goal's end) evaluates only the rows of
+        the sample it needs in Python and leaves the rest of the desired state to whoever asks
+        (:meth:`feedback`): no numpy call at all, which on a host whose caches went cold while the
+        loop slept is what a cycle costs most.
+        """
+        if not self._running:
+            n = self._n
+            self.start(time, measured[:n], measured[n:])
+        values: List[float] = (measured if isinstance(measured, list)
+                               else np.asarray(measured, dtype=float).tolist())
+        self._step(time, period, values, False)
+        return self.desired_values
+
+    def _step(self, time: float, period: float, measured: List[float], full: bool = True) -> np.ndarray:
         """The cycle after the measured state became one list ``[positions, velocities]`` (2n).
 
         Cheap while a goal runs: what the cycle needs of the current grid interval (the path
         thresholds where a joint is inside a piece, whether the desired positions can leave the
-        limits at all) is computed once per interval and kept on the plan (:meth:`_loop_facts`).  A
-        cycle then costs one mat-vec for the sample and, with path tolerances, a comparison of the
-        raw errors of the checked joints against their thresholds, on Python floats (for a dozen
-        joints cheaper than numpy's per-call overhead); only when that comparison fires (or near
-        the goal's end) does the exact check of :meth:`_check` run, with upstream's semantics.
-        The measured state is kept as lists (:meth:`feedback` and the hold builders convert).
+        limits at all, the polynomial rows to evaluate) is computed once per interval and kept on
+        the plan (:meth:`_loop_facts`).  A cycle then costs one mat-vec for the sample (or, without
+        ``full``, the positions and checked rows evaluated in Python) and, with path tolerances, a
+        comparison of the raw errors of the checked joints against their thresholds, on Python floats
+        (for a dozen joints cheaper than numpy's per-call overhead); only when that comparison fires
+        (or near the goal's end) does the exact check of :meth:`_check` run, with upstream's
+        semantics.  The measured state is kept as lists (:meth:`feedback` and the hold builders
+        convert).
+
+        :param full: return the whole desired state as an array; without it the return value is
+            None when the cycle took the positions-only way (:attr:`desired_values` holds the
+            desired positions either way).
         """
         uptime = self._uptime + period
         self._uptime = uptime
@@ -363,35 +394,52 @@ class TrajectoryExecutor:
         knots = traj.knots
         i = bisect_right(knots, uptime)  # as Trajectory.sample_interval, without a call
         tau = uptime - knots[i - 1] if i else 0.0
-        pw = self._power
-        t2 = tau * tau
-        pw[1] = tau
-        pw[2] = t2
-        pw[3] = t2 * tau
-        pw[4] = t2 * t2
-        pw[5] = t2 * t2 * tau
-        r = _matvec(traj.matrices[i], pw)
         cache = plan.loop_cache
         if cache is None or cache[0] != i:
             cache = plan.loop_cache = (i,) + self._loop_facts(plan, i)
         n = self._n
+        pos = measured[:n]
+        vel = measured[n:2 * n]
+        goal = plan.goal
+        active = goal is not None and goal.active
+        if not full and cache[1] and not (active and (cache[3] or uptime >= plan.deadline)):
+            # inside the limits and no exact check due: the rows this cycle needs (positions, then
+            # the velocities a path tolerance checks), by Horner's rule on Python floats
+            t = tau
+            values = [((((c5 * t + c4) * t + c3) * t + c2) * t + c1) * t + c0
+                      for c0, c1, c2, c3, c4, c5 in cache[4]]
+            self.desired_values = values
+            self._latest = (time, uptime, (traj.matrices[i], tau), pos, vel)  # sampled when asked
+            checks = cache[5]
+            if not (active and checks):
+                return None
+            try:
+                for k, j, threshold in checks:
+                    if abs(values[k] - measured[j]) > threshold:
+                        break
+                else:
+                    return None
+            except TypeError:  # a measured value that is not a number: the exact check decides
+                pass
+            r = _sample(traj.matrices[i], tau)
+            self._latest = (time, uptime, r, pos, vel)
+            self._check_measured(plan, goal, i, uptime, r, pos, vel, time)
+            return None
+        r = _sample(traj.matrices[i], tau)
         if not cache[1]:  # the interval's desired positions may leave the limits: check this sample
             lower, upper = self._limits.lower, self._limits.upper
             p = r[:n]
             if _any(p < lower) or _any(p > upper):
                 r = self._clip_to_limits(r, lower, upper)
-        pos = measured[:n]
-        vel = measured[n:2 * n]
         self._latest = (time, uptime, r, pos, vel)
-        goal = plan.goal
-        if goal is not None and goal.active:
+        desired = self.desired_values = r.tolist()
+        if active:
             checks = cache[2]
             if cache[3] or uptime >= plan.deadline:
                 self._check_measured(plan, goal, i, uptime, r, pos, vel, time)
             elif checks:
                 # |shortest angular distance| <= |raw difference|: no raw error above its threshold
                 # means no path violation (what _check would conclude); otherwise _check decides.
-                desired = r.tolist()
                 try:
                     for j, threshold in checks:
                         if abs(desired[j] - measured[j]) > threshold:
@@ -407,7 +455,7 @@ class TrajectoryExecutor:
                         pos: Sequence[float], vel: Sequence[float], time: float) -> None:
         self._check(plan, goal, i, uptime, r, np.array(pos, dtype=float), np.array(vel, dtype=float), time)
 
-    def _loop_facts(self, plan: _Plan, i: int) -> Tuple[bool, Optional[List[Tuple[int, float]]], bool]:
+    def _loop_facts(self, plan: _Plan, i: int) -> tuple:
         """What :meth:`_step` needs to know of grid interval ``i`` of ``plan``'s trajectory (cheap:
         a few list look-ups, as the loop calls it whenever it enters an interval).
 
@@ -418,16 +466,26 @@ class TrajectoryExecutor:
           piece (index ``j < n``: position of joint ``j``; ``n + j``: its velocity), None when
           none applies in this interval;
         * ``full``: True if the goal tolerances apply (a joint has finished its last piece): every
-          cycle then runs the exact check.
+          cycle then runs the exact check;
+        * ``rows``: the coefficient rows (constant term first) of the desired positions, then of the
+          velocities that ``checks`` compares, as tuples of Python floats;
+        * ``row_checks``: ``checks`` as ``(index into the values of rows, index, threshold)``.
         """
         traj = plan.trajectory
         inside = plan.inside[i] if plan.inside is not None else False
         checks = None
+        n = self._n
         if plan.check_path and traj.any_path[i]:
-            n = self._n
             in_path = traj.in_path[i].tolist()
             checks = [(j, t) for j, t in enumerate(plan.path_limits) if t < _INF and in_path[j % n]] or None
-        return inside, checks, bool(traj.any_end[i])
+        matrix = traj.matrices[i].tolist()
+        rows = [tuple(matrix[j]) for j in range(n)]
+        row_checks = []
+        for j, threshold in checks or ():
+            if j >= n:
+                rows.append(tuple(matrix[j]))
+            row_checks.append((j if j < n else len(rows) - 1, j, threshold))
+        return inside, checks, bool(traj.any_end[i]), rows, row_checks or None
 
     def _clip_to_limits(self, r: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
         """Desired state with positions beyond the limits put on the limit, at rest there.
@@ -757,6 +815,8 @@ class TrajectoryExecutor:
         if latest is None:
             return None
         time, uptime, r, pos, vel = latest
+        if type(r) is tuple:  # a positions-only cycle: (interval matrix, tau), sampled now
+            r = _sample(*r)
         n = self._n
         dp, dv, da = r[:n].copy(), r[n:2 * n].copy(), r[2 * n:].copy()
         pos = np.array(pos, dtype=float)  # a list from the loop, or an array (copied either way)

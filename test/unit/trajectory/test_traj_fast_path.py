@@ -117,3 +117,45 @@ def test_desired_state_is_the_sample_put_on_the_limits(seed):
         np.testing.assert_allclose(dv, np.where(out, 0.0, v), rtol=0.0, atol=1e-12)
         np.testing.assert_allclose(da, np.where(out, 0.0, a), rtol=0.0, atol=1e-12)
         assert np.all(dp >= lower) and np.all(dp <= upper)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_positions_only_cycles_agree_with_the_whole_sample(seed):
+    """``update_positions`` (what the position trajectory controller runs) evaluates only the rows
+    it needs and samples the rest when asked: the same desired positions (to rounding), the same goal
+    events and the same feedback as a cycle that samples everything."""
+    rng = np.random.default_rng(200 + seed)
+    whole, _ = _executors(rng)
+    rng2 = np.random.default_rng(200 + seed)
+    lean, _ = _executors(rng2)
+    for ex in (whole, lean):
+        ex.start(0.0, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+    time = 0.0
+    noise = 0.0
+    events = 0
+    for cycle in range(600):
+        if cycle % 150 == 0:
+            g = _random_goal(rng, 0.0)
+            assert whole.accept_goal(g, f"g{cycle}") == lean.accept_goal(g, f"g{cycle}")
+            noise = float(rng.choice([0.0, 0.005, 0.05, 0.5]))
+        period = float(rng.choice([0.002, 0.01, 0.0333]))
+        time += period
+        desired = whole.trajectory.sample(whole.uptime + period)[0]
+        pos = desired + rng.normal(0.0, noise, len(J)) if noise else desired.copy()
+        vel = rng.normal(0.0, 10.0 * noise + 1e-3, len(J))
+        stacked = list(pos) + list(vel)
+        r = whole.update_stacked(time, period, stacked)
+        positions = lean.update_positions(time, period, stacked)
+        assert isinstance(positions, list) and len(positions) >= len(J)
+        np.testing.assert_allclose(positions[:len(J)], r[:len(J)], rtol=0.0, atol=1e-12)
+        ew, el = whole.poll_events(), lean.poll_events()
+        assert ew == el, (seed, cycle)
+        events += len(ew)
+        assert whole.active_goal_key == lean.active_goal_key
+        if cycle % 7 == 0:
+            fw, fl = whole.feedback(), lean.feedback()
+            for a, b in ((fw.desired_positions, fl.desired_positions),
+                         (fw.desired_velocities, fl.desired_velocities),
+                         (fw.desired_accelerations, fl.desired_accelerations)):
+                np.testing.assert_allclose(b, a, rtol=0.0, atol=1e-9)
+    assert events > 0  # goals were accepted and ended: the comparison saw their outcomes
