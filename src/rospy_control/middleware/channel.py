@@ -314,6 +314,10 @@ class CanChannel:
         """``(cycle stamp, {unit name: state record})`` of the latest cycle, read as one value."""
         return self._published.read_from_non_rt()
 
+    def states_reader(self) -> Callable[[], Tuple[float, Dict[str, Any]]]:
+        """A function returning :attr:`published` (for a reader that asks every cycle: one call)."""
+        return self._published.read_from_rt
+
     @property
     def states(self) -> Dict[str, Any]:
         """``{unit name: state record}`` of the latest cycle; each record's type (MotorState, ImuState,
@@ -438,6 +442,8 @@ class CanChannel:
 
     def check(self) -> None:
         """Re-raise (once) the first error recorded on the thread, as CommunicationError."""
+        if not self._errors:  # the control loop asks every cycle: no lock while there is none
+            return
         with self._lock:
             if not self._errors:
                 return

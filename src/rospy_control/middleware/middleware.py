@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from types import MappingProxyType
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Type, Union, cast
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Type, Union, cast
 
 from rospy_control.exceptions import HardwareError
 from rospy_control.log import get_logger
@@ -118,6 +118,7 @@ class Middleware:
         #: from it by rospy_control.dynamics, without parsing the file again)
         self.info = info
         self.channels: Dict[str, CanChannel] = {}
+        self._state_readers: Tuple[Callable[[], Tuple[float, Dict[str, Any]]], ...] = ()  # see states()
         self._units: Dict[str, HardwareUnit] = {}
         self._leaves: List[HardwareUnit] = []
         self._simulators: Dict[str, SimulatedFirmware] = {}
@@ -463,6 +464,19 @@ class Middleware:
             if stamp > latest:
                 latest = stamp
         return Snapshot(latest, merged)
+
+    def states(self) -> Dict[str, Any]:
+        """``{unit name: state record}`` of every unit, each channel's from one complete cycle: what
+        :meth:`snapshot` holds, for the control loop (no stamp, no Snapshot object)."""
+        readers = self._state_readers
+        if len(readers) != len(self.channels):
+            readers = self._state_readers = tuple(ch.states_reader() for ch in self.channels.values())
+        if len(readers) == 1:
+            return readers[0]()[1]
+        merged: Dict[str, Any] = {}
+        for read in readers:
+            merged.update(read()[1])
+        return merged
 
     def set_command(self, name: str, mode: ControlMode, value: float = 0.0) -> None:
         """Non-blocking: command motor ``name`` (see :meth:`Motor.set_command`)."""

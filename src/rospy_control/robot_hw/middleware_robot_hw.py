@@ -310,7 +310,7 @@ class MiddlewareRobotHW(RobotHW):
         if mw is None:
             return
         rec = self._rec
-        states = mw.snapshot().states
+        states = mw.states()
         fused, plain, others = self._read_plan
         changed = self._faults.actuator_changed
         # a motor behind a 1:1 transmission (every joint of an MIT-motor robot, usually): its actuator
