@@ -159,7 +159,10 @@ class ControllerManager:
             if controller.state is not running:
                 continue
             try:
-                controller.update_request(time, period)
+                if spec.direct:
+                    controller.update(time, period)  # update_request's work, its state check made above
+                else:
+                    controller.update_request(time, period)
             except Exception as err:  # noqa: BLE001 - a controller fault must not stop the loop
                 self._controller_failed(spec, "update", err, time)
             end = clock()  # one clock read per controller: its end is the next one's start

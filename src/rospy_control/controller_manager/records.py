@@ -100,7 +100,7 @@ class UpdateStats:
 class ControllerSpec:
     """One loaded controller: its :class:`ControllerInfo`, instance, node handles and statistics."""
 
-    __slots__ = ("info", "c", "controller_nh", "root_nh", "stats")
+    __slots__ = ("info", "c", "controller_nh", "root_nh", "stats", "direct")
 
     def __init__(self, info: ControllerInfo, controller: ControllerBase, controller_nh: NodeHandle,
                  root_nh: NodeHandle) -> None:
@@ -109,6 +109,10 @@ class ControllerSpec:
         self.controller_nh = controller_nh
         self.root_nh = root_nh
         self.stats = UpdateStats()
+        #: True: the control loop calls a RUNNING controller's ``update`` itself (what
+        #: ``update_request`` does after the state check the loop has made); False for a class that
+        #: overrides ``update_request``
+        self.direct = type(controller).update_request is ControllerBase.update_request
 
     def shutdown_ros(self) -> None:
         """Close every publisher/subscriber/service/action server the controller created."""

@@ -220,7 +220,16 @@ class PublishThenFailController(PublishingController):
         raise ValueError("failing after advertising")
 
 
+class GatedController(EffortTestController):
+    """Overrides ``update_request`` (the manager calls it, not ``update``, for such a class)."""
+
+    def update_request(self, time, period):
+        self.log.append(("update_request", time))
+        super().update_request(time, period)
+
+
 TYPES: Dict[str, type] = {
+    "test/GatedController": GatedController,
     "test/EffortTestController": EffortTestController,
     "test/VelocityTestController": VelocityTestController,
     "test/StateController": StateController,

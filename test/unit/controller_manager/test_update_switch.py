@@ -64,6 +64,13 @@ def test_only_running_controllers_are_updated_in_load_order(two):
     assert order == ["a", "b"]
 
 
+def test_a_controller_that_overrides_update_request_gets_that_call(env):
+    gated = env.load("gated", "test/GatedController", joints=["hiDOF_joint3"])
+    assert env.switch(start=["gated"]).ok
+    env.cycle()
+    assert gated.log[-2:] == [("update_request", env.t), ("update", env.t)]
+
+
 def test_switch_result_error_aborts_all_starts_and_still_returns_ok(two):
     env = two
     env.hw.results = [ERROR]
