@@ -115,8 +115,8 @@ def probe(root: str, duration: float, mode: str) -> Dict[str, List[float]]:
     # the simulator process the rig starts (``-m rospy_control.middleware.sim_process``) from the same tree
     paths = [os.path.join(root, "src")] + env.get("PYTHONPATH", "").split(os.pathsep)
     env["PYTHONPATH"] = os.pathsep.join(paths)
-    out = subprocess.run([sys.executable, "-c", _PROBE, root, str(duration), mode], capture_output=True, text=True,
-                         timeout=120 + 2 * duration, env=env)
+    out = subprocess.run([sys.executable, "-c", _PROBE, root, str(duration), mode], capture_output=True,
+                         text=True, timeout=120 + 2 * duration, env=env)
     for line in out.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[len("RESULT "):])

@@ -99,10 +99,16 @@ _TWO_PI = 2.0 * np.pi
 _any = np.logical_or.reduce
 
 
+_matvec = np.matmul
+
+
 def _sample(matrix: np.ndarray, tau: float) -> np.ndarray:
-    """The desired state ``matrix @ [1, tau, ..., tau^5]`` of one grid interval (one numpy call)."""
+    """The desired state ``matrix @ [1, tau, ..., tau^5]`` of one grid interval (np.matmul, which
+    keeps the GIL; a fresh power vector, as feedback calls this from another thread too)."""
     t2 = tau * tau
-    return matrix.dot((1.0, tau, t2, t2 * tau, t2 * t2, t2 * t2 * tau))
+    return _matvec(matrix, np.array((1.0, tau, t2, t2 * tau, t2 * t2, t2 * t2 * tau)))
+
+
 _INF = float("inf")
 
 Desired = Tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -331,6 +337,7 @@ class TrajectoryExecutor:
         measured[:n] = positions
         measured[n:] = 0.0 if velocities is None else velocities
         r = self._step(time, period, measured.tolist())
+        assert r is not None  # full: always the whole sample
         return r[:n], r[n:2 * n], r[2 * n:]
 
     def update_stacked(self, time: float, period: float, measured: Sequence[float]) -> np.ndarray:
@@ -346,7 +353,9 @@ class TrajectoryExecutor:
             self.start(time, measured[:n], measured[n:])
         values: List[float] = (measured if isinstance(measured, list)
                                else np.asarray(measured, dtype=float).tolist())
-        return self._step(time, period, values)
+        r = self._step(time, period, values)
+        assert r is not None  # full: always the whole sample
+        return r
 
     def update_positions(self, time: float, period: float, measured: Sequence[float]) -> List[float]:
         """:meth:`update_stacked` for a controller that commands positions only (the position
@@ -366,7 +375,8 @@ class TrajectoryExecutor:
         self._step(time, period, values, False)
         return self.desired_values
 
-    def _step(self, time: float, period: float, measured: List[float], full: bool = True) -> np.ndarray:
+    def _step(self, time: float, period: float, measured: List[float],
+              full: bool = True) -> Optional[np.ndarray]:
         """The cycle after the measured state became one list ``[positions, velocities]`` (2n).
 
         Cheap while a goal runs: what the cycle needs of the current grid interval (the path
@@ -451,8 +461,9 @@ class TrajectoryExecutor:
                 self._check_measured(plan, goal, i, uptime, r, pos, vel, time)
         return r
 
-    def _check_measured(self, plan: _Plan, goal: _Goal, i: int, uptime: float, r: np.ndarray,
+    def _check_measured(self, plan: _Plan, goal: Optional[_Goal], i: int, uptime: float, r: np.ndarray,
                         pos: Sequence[float], vel: Sequence[float], time: float) -> None:
+        assert goal is not None  # only called while a goal is active
         self._check(plan, goal, i, uptime, r, np.array(pos, dtype=float), np.array(vel, dtype=float), time)
 
     def _loop_facts(self, plan: _Plan, i: int) -> tuple:
