@@ -158,11 +158,15 @@ def recv_exact(sock: socket.socket, n: int, what: str) -> bytes:
     chunks = []
     got = 0
     while got < n:
-        chunk = sock.recv(min(n - got, 1 << 16))
+        how = "closed"
+        try:
+            chunk = sock.recv(min(n - got, 1 << 16))
+        except ConnectionResetError:  # the peer closed with our frames unread: the end of the stream too
+            chunk, how = b"", "reset"
         if not chunk:
             if got == 0 and what.startswith("length"):
-                raise ConnectionClosed(f"{what}: connection closed")
-            raise ConnectionClosed(f"{what}: connection closed after {got} of {n} bytes (short frame)")
+                raise ConnectionClosed(f"{what}: connection {how}")
+            raise ConnectionClosed(f"{what}: connection {how} after {got} of {n} bytes (short frame)")
         chunks.append(chunk)
         got += len(chunk)
     return b"".join(chunks)

@@ -109,6 +109,26 @@ def test_frames_over_a_socket():
             wire.read_frame(b, 100)
 
 
+def test_a_peer_that_resets_the_connection_ends_the_stream_as_a_close_does():
+    """A host that closes with the board's frames unread makes its kernel reset the connection; the
+    reader gets that as ConnectionClosed (what it handles), never as a bare socket error."""
+    import select
+    import time
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        host = socket.create_connection(server.getsockname())
+        board, _ = server.accept()
+        with board:
+            board.sendall(b"feedback the host never reads")
+            select.select([host], [], [], 5.0)           # it has arrived: unread at the close below
+            host.sendall(struct.pack("<i", 10) + b"12345")
+            host.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            host.close()                                  # RST, not FIN
+            time.sleep(0.05)
+            with pytest.raises(wire.ConnectionClosed, match="connection reset|short frame"):
+                for _ in range(3):
+                    wire.read_frame(board, 100)
+
+
 def test_garbage_and_empty_envelopes():
     with pytest.raises(wire.ProtocolError, match="garbage frame from board"):
         wire.decode_envelope(b"\xff\xff\xff", "board")
