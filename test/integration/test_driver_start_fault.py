@@ -110,11 +110,17 @@ class DriverStartFaultTest(unittest.TestCase):
         self.assertTrue(self.set_fault(unit="wrist_1_motor", fault="silent", enable=False, value=0.0).success)
         answer = self.reset_faults()
         self.assertTrue(answer.success, answer.message)
+        found = self.js.positions(["wrist_1_joint"])[0]
         self.assertTrue(u.wait_for(lambda: (self.diag.status(": faults") or {}).get("level") == "0", 10.0))
-        # the joint holds where it was found and the arm controller executes goals again
-        before = self.js.positions(["wrist_1_joint"])[0]
+        # The joint stays where it was found: the motor engages under the wrist's weight (a sag of a
+        # few milliradians, at up to about 0.6 rad/s for a few milliseconds), and the controllers
+        # restart from that measured state, so a stop ramp may carry it a few hundredths further;
+        # a stale target would be a jump. Once settled it holds, and the arm executes goals again.
         rospy.sleep(0.5)
-        self.assertAlmostEqual(self.js.positions(["wrist_1_joint"])[0], before, delta=0.02)
+        before = self.js.positions(["wrist_1_joint"])[0]
+        self.assertAlmostEqual(before, found, delta=0.1)
+        rospy.sleep(0.5)
+        self.assertAlmostEqual(self.js.positions(["wrist_1_joint"])[0], before, delta=0.01)
         state, result = self.run_goal(self.arm, self.arm_goal(), 30.0)
         self.assertEqual(state, GoalStatus.SUCCEEDED, result.error_string)
 
