@@ -109,6 +109,21 @@ def _sample(matrix: np.ndarray, tau: float) -> np.ndarray:
     return _matvec(matrix, np.array((1.0, tau, t2, t2 * tau, t2 * t2, t2 * t2 * tau)))
 
 
+def _raw_errors_within(desired: List[float], measured: List[float],
+                       checks: List[Tuple[int, int, float]]) -> bool:
+    """True if no raw error ``desired[k] - measured[j]`` exceeds its threshold, for each
+    ``(k, j, threshold)`` of ``checks``.  |shortest angular distance| <= |raw difference|, so then
+    there is no path violation (what the exact check would conclude); False means the exact check
+    decides (also for a measured value that is not a number)."""
+    try:
+        for k, j, threshold in checks:
+            if abs(desired[k] - measured[j]) > threshold:
+                return False
+    except TypeError:
+        return False
+    return True
+
+
 _INF = float("inf")
 
 Desired = Tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -421,16 +436,8 @@ class TrajectoryExecutor:
             self.desired_values = values
             self._latest = (time, uptime, (traj.matrices[i], tau), pos, vel)  # sampled when asked
             checks = cache[5]
-            if not (active and checks):
+            if not (active and checks) or _raw_errors_within(values, measured, checks):
                 return None
-            try:
-                for k, j, threshold in checks:
-                    if abs(values[k] - measured[j]) > threshold:
-                        break
-                else:
-                    return None
-            except TypeError:  # a measured value that is not a number: the exact check decides
-                pass
             r = _sample(traj.matrices[i], tau)
             self._latest = (time, uptime, r, pos, vel)
             self._check_measured(plan, goal, i, uptime, r, pos, vel, time)
@@ -447,17 +454,7 @@ class TrajectoryExecutor:
             checks = cache[2]
             if cache[3] or uptime >= plan.deadline:
                 self._check_measured(plan, goal, i, uptime, r, pos, vel, time)
-            elif checks:
-                # |shortest angular distance| <= |raw difference|: no raw error above its threshold
-                # means no path violation (what _check would conclude); otherwise _check decides.
-                try:
-                    for j, threshold in checks:
-                        if abs(desired[j] - measured[j]) > threshold:
-                            break
-                    else:
-                        return r
-                except TypeError:  # a measured value that is not a number: the exact check decides
-                    pass
+            elif checks and not _raw_errors_within(desired, measured, checks):
                 self._check_measured(plan, goal, i, uptime, r, pos, vel, time)
         return r
 
@@ -473,9 +470,10 @@ class TrajectoryExecutor:
         * ``inside``: True if every sample of the interval is certainly within the position limits
           (:attr:`Plan.inside`, computed with the plan from the trajectory's ``position_bounds``);
           then the per-cycle limit check is skipped.
-        * ``checks``: ``(index, threshold)`` of the enforced path tolerances of the joints inside a
-          piece (index ``j < n``: position of joint ``j``; ``n + j``: its velocity), None when
-          none applies in this interval;
+        * ``checks``: ``(index, index, threshold)`` of the enforced path tolerances of the joints
+          inside a piece (index ``j < n``: position of joint ``j``; ``n + j``: its velocity; twice,
+          as the desired and the measured index of :func:`_raw_errors_within`), None when none
+          applies in this interval;
         * ``full``: True if the goal tolerances apply (a joint has finished its last piece): every
           cycle then runs the exact check;
         * ``rows``: the coefficient rows (constant term first) of the desired positions, then of the
@@ -488,11 +486,12 @@ class TrajectoryExecutor:
         n = self._n
         if plan.check_path and traj.any_path[i]:
             in_path = traj.in_path[i].tolist()
-            checks = [(j, t) for j, t in enumerate(plan.path_limits) if t < _INF and in_path[j % n]] or None
+            checks = [(j, j, t) for j, t in enumerate(plan.path_limits)
+                      if t < _INF and in_path[j % n]] or None
         matrix = traj.matrices[i].tolist()
         rows = [tuple(matrix[j]) for j in range(n)]
         row_checks = []
-        for j, threshold in checks or ():
+        for _, j, threshold in checks or ():
             if j >= n:
                 rows.append(tuple(matrix[j]))
             row_checks.append((j if j < n else len(rows) - 1, j, threshold))

@@ -58,30 +58,35 @@ def _random_goal(rng, start_time: float):
     return goal(trajectory(J, points), path_tolerance=path, goal_time_tolerance=float(rng.choice([0.0, 0.1])))
 
 
-@pytest.mark.parametrize("seed", range(40))
-def test_fast_path_matches_the_exact_check_every_cycle(seed):
-    rng = np.random.default_rng(seed)
-    fast, ref = _executors(rng)
-    for ex in (fast, ref):
+def _drive(rng, executors, cycles=600, whole_turns=False):
+    """Random goals (a new one every 150 cycles, accepted alike by every executor) and measured states
+    around the first executor's trajectory; yields ``(cycle, time, period, pos, vel)`` per cycle."""
+    for ex in executors:
         ex.start(0.0, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
     time = 0.0
     noise = 0.0
-    cycles = 0
-    n_goals = 0
-    while cycles < 600:
-        if cycles % 150 == 0:
+    ref = executors[0]
+    for cycle in range(cycles):
+        if cycle % 150 == 0:
             g = _random_goal(rng, 0.0)
-            results = [ex.accept_goal(g, f"goal{n_goals}") for ex in (fast, ref)]
-            assert results[0] == results[1]
-            n_goals += 1
+            results = [ex.accept_goal(g, f"goal{cycle}") for ex in executors]
+            assert all(res == results[0] for res in results)
             noise = float(rng.choice([0.0, 0.005, 0.05, 0.5]))
         period = float(rng.choice([0.002, 0.01, 0.0333]))
         time += period
         desired = ref.trajectory.sample(ref.uptime + period)[0]
         pos = desired + rng.normal(0.0, noise, len(J)) if noise else desired.copy()
-        if rng.random() < 0.3:
+        if whole_turns and rng.random() < 0.3:
             pos[1] += 2.0 * np.pi * rng.integers(-3, 4)  # continuous joint: whole turns are no error
         vel = rng.normal(0.0, 10.0 * noise + 1e-3, len(J))
+        yield cycle, time, period, pos, vel
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fast_path_matches_the_exact_check_every_cycle(seed):
+    rng = np.random.default_rng(seed)
+    fast, ref = _executors(rng)
+    for cycle, time, period, pos, vel in _drive(rng, (ref, fast), whole_turns=True):
         if rng.random() < 0.5:
             out_fast = fast.update(time, period, pos, vel)
             out_ref = ref.update(time, period, pos, vel)
@@ -91,10 +96,9 @@ def test_fast_path_matches_the_exact_check_every_cycle(seed):
             r_ref = ref.update_stacked(time, period, stacked)
             out_fast, out_ref = (r_fast[:3], r_fast[3:6], r_fast[6:]), (r_ref[:3], r_ref[3:6], r_ref[6:])
         for a, b in zip(out_fast, out_ref):
-            assert np.array_equal(a, b), (seed, cycles, out_fast, out_ref)
+            assert np.array_equal(a, b), (seed, cycle, out_fast, out_ref)
         assert fast.poll_events() == ref.poll_events()
         assert fast.active_goal_key == ref.active_goal_key
-        cycles += 1
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -128,21 +132,8 @@ def test_positions_only_cycles_agree_with_the_whole_sample(seed):
     whole, _ = _executors(rng)
     rng2 = np.random.default_rng(200 + seed)
     lean, _ = _executors(rng2)
-    for ex in (whole, lean):
-        ex.start(0.0, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
-    time = 0.0
-    noise = 0.0
     events = 0
-    for cycle in range(600):
-        if cycle % 150 == 0:
-            g = _random_goal(rng, 0.0)
-            assert whole.accept_goal(g, f"g{cycle}") == lean.accept_goal(g, f"g{cycle}")
-            noise = float(rng.choice([0.0, 0.005, 0.05, 0.5]))
-        period = float(rng.choice([0.002, 0.01, 0.0333]))
-        time += period
-        desired = whole.trajectory.sample(whole.uptime + period)[0]
-        pos = desired + rng.normal(0.0, noise, len(J)) if noise else desired.copy()
-        vel = rng.normal(0.0, 10.0 * noise + 1e-3, len(J))
+    for cycle, time, period, pos, vel in _drive(rng, (whole, lean)):
         stacked = list(pos) + list(vel)
         r = whole.update_stacked(time, period, stacked)
         positions = lean.update_positions(time, period, stacked)
