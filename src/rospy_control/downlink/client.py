@@ -211,13 +211,23 @@ class BoardClient:
         self._validator = self._make_validator(hello)
         self._sock = sock
         self._last_rx = time.monotonic()
-        self._connected.set()
+        self.sync = ClockSync()  # before the reader starts: its feedback is converted with this one
         th = threading.Thread(target=self._reader, args=(sock,), name="downlink-reader", daemon=True)
         th.start()
         self._threads = [t for t in self._threads if t.is_alive()] + [th]
-        self.sync = ClockSync()
-        for _ in range(8):
-            self.sync_once()
+        # connected only once the clocks are synchronised: a goal sent the moment a reconnect is seen
+        # needs the board's time
+        try:
+            for _ in range(8):
+                self.sync_once()
+        except wire.DownlinkError as err:
+            self._drop_connection("clock synchronisation failed", notify=False)
+            raise BoardUnavailable(f"board {self.board_name}: clock synchronisation failed ({err})") from err
+        with self._lock:
+            if self._sock is sock:
+                self._connected.set()
+        if not self._connected.is_set():
+            raise BoardUnavailable(f"board {self.board_name}: connection lost during clock synchronisation")
 
     @staticmethod
     def _make_validator(hello) -> BoardCore:

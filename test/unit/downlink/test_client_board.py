@@ -289,6 +289,41 @@ def test_reconnects_after_the_board_restarts(board_factory):
         client.close()
 
 
+class _SlowSyncClient(BoardClient):
+    """Each clock round trip takes 20 ms longer; records whether the client said it was connected
+    while one ran."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.connected_while_syncing = []
+
+    def sync_once(self):
+        self.connected_while_syncing.append(self.connected)
+        time.sleep(0.02)
+        return super().sync_once()
+
+
+def test_connected_only_once_the_clocks_are_synchronised(board_factory):
+    """A goal sent the moment a (re)connection is seen needs the board's time: ``connected`` waits for
+    the clock synchronisation, on the first connection and on a reconnection alike."""
+    server = board_factory(seed_config(2))
+    port = server.address[1]
+    client = _SlowSyncClient("127.0.0.1", port, auto_reconnect=True, heartbeat_period=0.05).connect()
+    try:
+        assert client.connected and client.sync.synced
+        server.stop()
+        assert wait_until(lambda: not client.connected, timeout=10.0)
+        client.connected_while_syncing.clear()
+        board_factory(seed_config(2), port=port)
+        assert wait_until(lambda: client.connected, timeout=15.0)
+        assert client.sync.synced
+        client.board_now()  # the board's time is known
+        assert len(client.connected_while_syncing) >= 8
+        assert not any(client.connected_while_syncing[:8]), client.connected_while_syncing
+    finally:
+        client.close()
+
+
 def test_connection_cut_mid_goal_aborts_the_board_ramps_to_a_stop_and_the_host_reconnects(board_factory):
     server = board(board_factory)
     client = BoardClient("127.0.0.1", server.address[1], auto_reconnect=True, heartbeat_period=0.05).connect()
