@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import logging
+import threading
+import time
 
 import pytest
 
@@ -190,6 +192,44 @@ def test_shutdown_sends_exit_to_every_motor_and_is_idempotent(make_mw):
     assert not mw.running
     with pytest.raises(HardwareError, match="was shut down"):
         mw.start()
+
+
+def test_every_motor_acts_on_its_exit_frame_however_late_the_simulator_runs(make_mw, monkeypatch):
+    """A motor acts on the exit-motor-mode frame it was sent, whether or not the host waited for its
+    answer: the simulator handles what is already on the bus when it is stopped, even when its thread
+    runs late (here: a pause after every receive, and a driver that waits for no answer)."""
+    from rospy_control.middleware import channel as channel_module
+    from rospy_control.middleware.simulation import firmware as firmware_module
+    late = threading.Event()
+    opened = firmware_module.enlarge_receive_buffer
+
+    def with_late_receives(bus):
+        opened(bus)
+        recv = bus.recv
+
+        def late_recv(timeout=None):
+            msg = recv(timeout)
+            if late.is_set():
+                time.sleep(0.01)  # descheduled after each frame
+            return msg
+        bus.recv = late_recv
+
+    stop_thread = channel_module.CanChannel.stop
+
+    def stop_then_run_late(channel):
+        stopped = stop_thread(channel)
+        late.set()  # from the last command frame on
+        return stopped
+
+    monkeypatch.setattr(firmware_module, "enlarge_receive_buffer", with_late_receives)
+    monkeypatch.setattr(channel_module.CanChannel, "stop", stop_then_run_late)
+    monkeypatch.setattr(channel_module.CanChannel, "EXIT_REPLY_WAIT", 0.0)
+    mw = make_mw(motor_xml(3))
+    mw.start()
+    sim = mw.simulator("bus")
+    assert all(sim.by_name[f"m{i}"].enabled for i in (1, 2, 3))
+    mw.shutdown()
+    assert not any(sim.by_name[f"m{i}"].enabled for i in (1, 2, 3))
 
 
 def test_context_manager(make_mw):

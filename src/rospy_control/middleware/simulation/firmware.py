@@ -44,6 +44,10 @@ class SimulatedFirmware:
 
     #: seconds the thread waits for a frame before it loops anyway (its idle sign of life)
     IDLE_WAKE = 0.02
+    #: after :meth:`stop`, how long the thread keeps handling frames already on the bus (s): a device
+    #: acts on every frame it was sent (the exit-motor-mode frames of a driver's shutdown), however late
+    #: this thread runs
+    STOP_DRAIN = 0.5
     #: how often protocol devices are asked for the frames they send on their own (s)
     PEER_TICK = 0.001
     #: while the simulated bus is off, a CAN_ERR_BUSOFF error frame this often (s): a controller whose
@@ -263,7 +267,8 @@ class SimulatedFirmware:
         return self._thread is not None
 
     def stop(self) -> None:
-        """Stop the thread and close the bus (idempotent)."""
+        """Stop the thread and close the bus (idempotent).  Frames already on the bus are handled first
+        (for at most :attr:`STOP_DRAIN` s)."""
         self._running = False
         if self._thread is not None:
             self._thread.join(2.0)
@@ -296,15 +301,25 @@ class SimulatedFirmware:
         peer_readers = self._peer_readers
         peer_routes = self._peer_routes
         next_tick = 0.0
-        while self._running:
+        drain_end = None  # set once stop() is asked: the frames already on the bus are still handled
+        while True:
+            if not self._running:
+                if drain_end is None:
+                    drain_end = perf() + self.STOP_DRAIN
+                elif perf() > drain_end:
+                    break
             beat(perf())  # wakes at least every IDLE_WAKE s, also with nothing to do
             try:
                 timeout = self.IDLE_WAKE
-                if heap:
+                if drain_end is not None:
+                    timeout = 0.0
+                elif heap:
                     timeout = max(0.0, min(timeout, heap[0][0] - perf()))
-                if peers:
+                if peers and drain_end is None:
                     timeout = max(0.0, min(timeout, next_tick - perf()))
                 msg = recv(timeout)
+                if msg is None and drain_end is not None:
+                    break  # every frame sent before stop() has been answered
                 now = perf()
                 if msg is not None and msg.timestamp:  # queued long ago: this thread is not keeping up
                     lag = wall() - msg.timestamp
