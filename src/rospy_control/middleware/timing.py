@@ -21,12 +21,17 @@ Rules (the thresholds are attributes, computed from the period):
 * **stretched**: ``end - start > window + max(period, 5 ms)``: the collect phase ran far past its
   reply window, so the thread was descheduled while it waited (a reply may even be sitting in the
   receive queue).
-* A cycle that is late or stretched is **not on time**: unanswered requests of that cycle neither
-  count as misses nor end a unit's miss streak (``judge`` returns False).
 * **stall**: the host held the thread up by ``>= 20 ms`` in one cycle, measured as
   ``max(0, start - scheduled) + max(0, end - start - window)`` (late wake-up plus collect phase beyond
   its window).  Stalls are counted, the longest is kept with its wall-clock time; the channel logs
   them (throttled) as a host problem, never as a hardware fault.
+* A cycle that is stretched, or late by a stall, is **not on time**: unanswered requests of that cycle
+  neither count as misses nor end a unit's miss streak (``judge`` returns False).  A cycle that woke
+  a few ms late but then sent its requests and waited its whole window is judged as usual: the
+  lateness came before the requests went out, so it says nothing about the replies, and on a busy
+  host most cycles wake that late -- excusing them would let a silent device go unnoticed for as
+  long as the load lasts.  (A simulated firmware starved along with the thread is excused by its
+  own sign of life, see :mod:`.simulation.liveness`.)
 """
 from __future__ import annotations
 
@@ -107,7 +112,7 @@ class CycleTiming:
             self.late_cycles += 1
         if stretched:
             self.stretched_cycles += 1
-        if late or stretched:
+        if stretched or self.stalled:
             self.excused_cycles += 1
             return False
         return True

@@ -122,11 +122,13 @@ def test_cycle_timing_rules():
     assert late_threshold(0.01) == pytest.approx(0.005)                     # half a period
     assert t.stretch_after == pytest.approx(0.0016 + 0.005)
     assert t.judge(1.0, 1.0015, 1.0031)                                     # 1.5 ms late: on time
-    assert not t.judge(1.0, 1.0025, 1.0041)                                 # 2.5 ms late
+    assert t.judge(1.0, 1.0025, 1.0041)       # 2.5 ms late, then its whole window: judged (and late)
     assert not t.judge(1.0, 1.0, 1.0 + 0.0016 + 0.0051)                     # collect ran 5.1 ms over
-    assert (t.late_cycles, t.stretched_cycles, t.excused_cycles, t.stalls) == (1, 1, 2, 0)
+    assert (t.late_cycles, t.stretched_cycles, t.excused_cycles, t.stalls) == (1, 1, 1, 0)
     assert not t.judge(1.0, 1.012, 1.012 + 0.0016 + 0.009)                  # 12 + 9 ms: a 21 ms stall
     assert t.stalls == 1 and t.longest_stall == pytest.approx(0.021) and t.longest_stall_time == 123.0
+    assert not t.judge(1.0, 1.020, 1.0216)                                  # woke 20 ms late: a stall
+    assert (t.late_cycles, t.excused_cycles, t.stalls) == (3, 3, 2)
     st = t.statistics()
     assert st["longest_stall"] == pytest.approx(21.0) and st["last_stall_time"] == 123.0
 
@@ -195,14 +197,36 @@ def test_a_silent_unit_is_not_blamed_for_excused_cycles():
     rig.bus.silent.add(1)
     rig.run(10)                              # 10 counted misses
     for _ in range(10):
-        rig.clock.stall_next_sleep = 0.005   # a late wake-up (5 ms): not counted ...
+        rig.clock.stall_next_sleep = 0.025   # a stall before the cycle (25 ms): not counted ...
         rig.run(2)                           # ... then, re-anchored, an on-time cycle: counted
     assert rig.ch.timing.excused_cycles == 10
     assert rig.ch.statistics()["reply_timeouts"]["m1"] == 20
     rig.run(4)
-    assert not rig.state("m1").fault         # 24 misses < N = 25, although ~120 ms have passed
+    assert not rig.state("m1").fault         # 24 misses < N = 25, although ~300 ms have passed
     rig.run(1)
     assert rig.state("m1").fault and "25 requests unanswered" in rig.state("m1").fault_reason
+
+
+def test_a_silent_unit_faults_on_a_host_that_wakes_every_cycle_late():
+    # A loaded host: every wake-up is 3 ms late (past the 2 ms threshold), yet each cycle sends its
+    # requests and waits its whole window. The silence is the device's: it faults on the usual rule,
+    # not whenever the load ends; a unit that answers is not blamed.
+    rig = Rig(rate=500.0, fault_timeout=0.05)
+    rig.run(10)
+    rig.bus.silent.add(1)
+
+    def late():
+        rig.clock.stall_next_sleep = 0.003
+    for k in range(200):
+        rig.run(1, before=late)
+        if rig.state("m1").fault:
+            break
+    assert rig.state("m1").fault, rig.ch.statistics()["reply_timeouts"]
+    assert "requests unanswered" in rig.state("m1").fault_reason
+    assert k + 1 <= 26                       # N = 25 misses and 50 ms: as many cycles as on time
+    # (a late cycle overruns, so the next one is re-anchored and starts on time: half of them are late)
+    assert rig.ch.timing.late_cycles >= 10 and rig.ch.timing.excused_cycles == 0
+    assert not rig.state("m2").fault
 
 
 def test_late_replies_end_the_streak():

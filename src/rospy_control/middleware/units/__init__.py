@@ -29,7 +29,7 @@ Faults
 A unit is blamed only for its own silence: it goes to FAULT when ``N`` consecutive requests that went
 out stayed unanswered, ``N = max(3, ceil(fault_timeout / period))``, *and* ``fault_timeout`` elapsed
 since the first of them.  Any reply (also a late one, drained at the start of a later cycle) ends the
-streak.  Cycles the channel judges not on time (the host ran the thread late, see
+streak.  Cycles the channel judges not on time (the host held the thread up, see
 :mod:`.timing`) neither count nor end a streak.  A device reporting an error (error byte, error flag,
 over-temperature) faults at once.
 
