@@ -126,8 +126,15 @@ class ProtocolArmTest(unittest.TestCase):
     def test_1_goal_at_tolerance_0_01_succeeds(self):
         goal = self.goal_from_here(0.4, 2.0)
         goal.goal_tolerance = [JointTolerance(name=j, position=GOAL_TOLERANCE) for j in self.joints]
+        # the time to settle is not what this checks: a busy host may run the arm's last approach
+        # late (the controller's 0.5 s default would then abort a goal the arm does reach)
+        goal.goal_time_tolerance = rospy.Duration(2.0)
         state, result = self.run_goal(goal)
         self.assertEqual(state, GoalStatus.SUCCEEDED, result.error_string)
+        # Succeeded means within the tolerance when the controller judged it; the arm then holds the
+        # last point. /joint_states read the moment the result arrives may be older than that
+        # judgement (this node may run late), so the resting arm is what is checked.
+        self.wait_at_rest()
         target = goal.trajectory.points[-1].positions
         here = self.js.positions(self.joints)
         worst = max(abs(a - b) for a, b in zip(here, target))

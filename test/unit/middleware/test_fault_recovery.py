@@ -136,6 +136,34 @@ def test_reset_of_a_still_silent_motor_fails_and_the_fault_never_flickers(make_m
     assert mw.statistics()["faults"] == {}
 
 
+def test_a_recovered_motor_holds_its_loaded_joint_until_it_is_commanded(make_mw):
+    # A joint under a constant load (0.4 N m: limp, it falls at 38 rad/s^2) whose motor was silent
+    # from power-on, so nothing has commanded it yet. After its recovery nothing commands it for
+    # 0.3 s -- a control loop the host runs late: the motor holds where it was re-enabled (the
+    # watchdog's "position" hold; sag = load / kp = 0.02 rad) at once, not only once the command
+    # watchdog would trip (command_timeout, 0.5 s here), and the joint does not fall meanwhile; the
+    # caller's first command ends that hold without a watchdog event.
+    xml = motor_xml(1, sim_attrs='inertia="0.01" damping="0.05" friction="0.02" load_torque="0.4" '
+                                 'stop_min="-3" stop_max="3" initial_position="0.5" fault="silent"')
+    mw = make_mw(xml.replace('fault_timeout="0.05"', 'fault_timeout="0.05" command_timeout="0.5"'))
+    mw.start()
+    assert wait_until(lambda: mw.snapshot()["m1"].fault, timeout=5.0)
+    mw.set_sim_fault("m1", "silent", on=False)
+    seq = mw.events()[-1].seq
+    assert mw.reset_faults() == {}
+    found = mw.snapshot()["m1"].position
+    time.sleep(0.3)
+    s = mw.snapshot()["m1"]
+    assert abs(s.position - found) < 0.04, (found, s.position)
+    assert s.requested_mode == ControlMode.NONE and not s.fault   # the caller asked for nothing yet
+    ctl = Controller(lambda k: mw.set_command("m1", ControlMode.POSITION, 0.2)).start()
+    try:
+        assert wait_until(lambda: abs(mw.snapshot()["m1"].position - 0.2) < 0.05, timeout=5.0)
+    finally:
+        ctl.stop()
+    assert kinds(mw, "m1", seq) == ["reset_requested", "recovered"]
+
+
 @pytest.mark.parametrize("fault,value,reason", [
     ("error_flag", 7, "reset failed: motor still reports error code 0x07"),
     ("over_temperature", 120,

@@ -164,7 +164,19 @@ def test_reset_probe_keeps_fault_until_a_valid_reply_to_enter():
     assert not s.fault and s.enabled and s.fault_reason == "" and s.fault_time == 0.0
     assert m.reset_outcome(ticket) == (True, "")
     assert m.command_mode == ControlMode.NONE
-    assert bytes(m.poll(0.07).data) == mit.pack_command(0, 0, 0, 0, 0, L)   # limp
+    # no command of its own, and not limp: it holds where it was re-enabled (the reply said 0.0)
+    # with its position gains, until the caller commands; that command ends the hold at once
+    assert bytes(m.poll(0.07).data) == mit.pack_command(0.0, 0, m.position_kp, m.position_kd, 0, L)
+    m.set_command(ControlMode.POSITION, 0.25)
+    assert bytes(m.poll(0.08).data) == mit.pack_command(0.25, 0, m.position_kp, m.position_kd, 0, L)
+    m.set_watchdog_mode("none")
+    m.set_fault("again")
+    m.poll(0.09)
+    ticket = m.reset_fault()
+    assert bytes(m.poll(0.10).data) == mit.ENTER_MOTOR_MODE
+    m.on_frame(0, reply(p=0.5), 0.101)
+    assert not m.end_cycle(0.102).fault
+    assert bytes(m.poll(0.11).data) == mit.pack_command(0, 0, 0, 0, 0, L)   # watchdog_mode none: limp
 
 
 def test_reset_probe_fails_after_n_silent_on_time_cycles():

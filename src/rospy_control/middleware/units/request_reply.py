@@ -177,6 +177,7 @@ class RequestReplyActuator(ActuatorUnit):
         self._wd_active = False
         self._wd_applied = ""
         self._wd_hold = _LIMP
+        self._wd_engaging = False  # the hold after a recovery (ends without a watchdog event)
         self._wd_log = Throttle(self.WATCHDOG_LOG_PERIOD)
         self._state = MotorState(name, 0.0, 0.0, 0.0, None, 0, False, ControlMode.NONE,
                                  ControlMode.NONE, False, "", 0.0, False, 0.0, False)
@@ -565,6 +566,7 @@ class RequestReplyActuator(ActuatorUnit):
     def on_fault(self) -> None:
         self._exit_sent = False
         self._wd_active = False
+        self._wd_engaging = False
 
     def on_probe_start(self, now: float) -> None:
         self._enabled = False
@@ -582,6 +584,14 @@ class RequestReplyActuator(ActuatorUnit):
         self._mode = ControlMode.NONE
         self._exit_sent = False
         self._wd_reset(now)
+        # The caller's last command is stale, and limp, a joint under load falls until the caller
+        # commands again -- a control loop the host runs late may take 100 ms or more.  Until then
+        # the motor holds as the command watchdog holds (watchdog_mode: the position it was
+        # re-enabled at, damping, or limp for "none"); the caller's next command ends it.
+        self._wd_trip(_LIMP, False)
+        if self._wd_applied != "none":
+            self._wd_active = True
+            self._wd_engaging = True
 
     # -- command watchdog (channel thread) --------------------------------------------------------------
     def _wd_reset(self, now: float) -> None:
@@ -589,6 +599,7 @@ class RequestReplyActuator(ActuatorUnit):
         self._wd_stale = 0.0
         self._wd_last = now
         self._wd_active = False
+        self._wd_engaging = False
 
     def _wd_trip(self, cmd: Command, first: bool) -> None:
         wm = self.watchdog_mode
@@ -625,6 +636,9 @@ class RequestReplyActuator(ActuatorUnit):
             return
         self._wd_active = False
         self._wd_applied = ""
+        if self._wd_engaging:  # the hold after a recovery: no watchdog trip to report the end of
+            self._wd_engaging = False
+            return
         self.emit("watchdog_released", "new command: the watchdog hold ended")
         if self._wd_log.ready("release"):
             logger.info("motor '%s': commands resumed, watchdog hold ended", self.name)
