@@ -56,7 +56,8 @@ or when it reports an error flag / over-temperature (``state.fault``, ``state.fa
                                     # fault, reset_requested, recovered, reset_failed, watchdog_hold, ...
 
 A reset probe re-enables the unit (enter-motor-mode) and succeeds only on a valid reply; meanwhile the
-state keeps ``fault=True``.  Recovered motors start in ControlMode.NONE.  ``mw.check()`` re-raises errors
+state keeps ``fault=True``.  Recovered motors start in ControlMode.NONE (no command of their own) and
+hold as the command watchdog would until they are commanded.  ``mw.check()`` re-raises errors
 recorded on channel threads.
 
 Command watchdog: a motor that got no new command (any ``set_*`` / ``request_mode`` call) for the
