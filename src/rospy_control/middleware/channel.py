@@ -610,10 +610,14 @@ class CanChannel:
         if on_time and peer is not None and peer(t0, now):
             on_time = False
             self.peer_stalls += 1
+            states = self._end_peer_stalled_cycle(t0, now)
+        else:
+            states = None
         if timing.stalled:
             self._log_stall()
         try:
-            states = {u.name: u.end_cycle(now, on_time) for u in units}
+            if states is None:
+                states = {u.name: u.end_cycle(now, on_time) for u in units}
         except Exception as err:  # noqa: BLE001
             self.thread_errors += 1
             self._record_error("thread", err)
@@ -628,6 +632,24 @@ class CanChannel:
             self.overruns += 1
             scheduled = now
         self._next_t = scheduled
+
+    def _end_peer_stalled_cycle(self, t0: float, now: float) -> Optional[Dict[str, Any]]:
+        """End a cycle excused because the simulated firmware ran late (its sign of life, see
+        :mod:`.simulation.liveness`): ``{unit: state}``, or None if no unit is to be blamed.
+
+        A firmware that is merely behind still answers, in order: if some unit's frames arrived this
+        cycle, a unit silent for twice its detection time is silent on its own (a firmware that
+        never catches up would otherwise hide a silent device for as long as the host is busy), and
+        its unanswered request counts.  The others are excused as usual."""
+        units = self.units
+        if not any(u.last_reply >= t0 for u in units):
+            return None  # nothing answered: the firmware did not run, nobody is blamed
+        try:
+            return {u.name: u.end_cycle(now, now - u.last_reply >= 2.0 * u.detection_time) for u in units}
+        except Exception as err:  # noqa: BLE001
+            self.thread_errors += 1
+            self._record_error("thread", err)
+            return self._published.read_from_rt()[1]
 
     def _log_stall(self) -> None:
         t = self.timing

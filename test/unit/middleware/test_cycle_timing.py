@@ -229,6 +229,27 @@ def test_a_silent_unit_faults_on_a_host_that_wakes_every_cycle_late():
     assert not rig.state("m2").fault
 
 
+def test_a_simulator_that_stays_behind_does_not_hide_a_silent_unit():
+    # The simulated firmware never catches up (its sign of life says "late" in every cycle), yet it
+    # answers: every cycle is excused, but a unit silent for twice its detection time while the
+    # other units answer is silent on its own and faults; the answering unit is never blamed, and a
+    # firmware that answers nobody (frozen) blames nobody.
+    rig = Rig(rate=500.0, fault_timeout=0.05)
+    rig.run(10)
+    rig.ch.peer_stalled = lambda since, now: True
+    rig.bus.silent.add(1)
+    cycles = rig.run_until_fault("m1")
+    s = rig.state("m1")
+    assert "requests unanswered" in s.fault_reason
+    detection = rig.motors[0].detection_time
+    assert 2 * detection / rig.ch.period <= cycles <= 3 * detection / rig.ch.period + 2
+    assert not rig.state("m2").fault and rig.ch.peer_stalls >= cycles
+    # frozen: nothing answers, for 50 detection times; the healthy unit is not blamed
+    rig.bus.silent.add(2)
+    rig.run(int(50 * detection / rig.ch.period))
+    assert not rig.state("m2").fault
+
+
 def test_late_replies_end_the_streak():
     # every reply of m1 misses the 1.6 ms window (1.9 ms latency) and is drained at the next cycle start
     rig = Rig(rate=500.0, fault_timeout=0.05)

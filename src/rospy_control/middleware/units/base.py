@@ -161,7 +161,9 @@ class CanUnit(HardwareUnit):
       calls ``bus_off_poll(reason)`` instead of ``poll`` (sends nothing, fails pending resets);
     * ``end_cycle(now, on_time) -> state``: judge the cycle and return this cycle's immutable state;
       ``on_time`` False (host stall) means unanswered requests of this cycle neither count as misses
-      nor end the miss streak;
+      nor end the miss streak.  (A cycle excused because a simulated device's firmware ran late is
+      still on time for a unit silent for twice its :attr:`detection_time` while other units of the
+      channel answered: that silence is the unit's own.);
     * ``exit_message()``: the frame to send at shutdown (None: nothing), then ``deactivate()``.
     """
 
@@ -237,6 +239,12 @@ class CanUnit(HardwareUnit):
     def fault_time(self) -> float:
         """``time.time()`` of the fault, 0.0 if not in FAULT."""
         return self._fault_time
+
+    @property
+    def last_reply(self) -> float:
+        """Channel-clock time (``perf_counter``) of the latest frame decoded from the device; 0.0 before
+        the first."""
+        return self._last_reply
 
     @property
     def detection_time(self) -> float:
