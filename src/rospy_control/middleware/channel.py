@@ -528,6 +528,7 @@ class CanChannel:
             return 0
         if self.bus_off:
             self._leave_bus_off(f"'{unit.name}' answered")
+        unit.last_heard = now
         return unit.on_frame(aid, data, now)
 
     def _run(self) -> None:
@@ -637,15 +638,16 @@ class CanChannel:
         """End a cycle excused because the simulated firmware ran late (its sign of life, see
         :mod:`.simulation.liveness`): ``{unit: state}``, or None if no unit is to be blamed.
 
-        A firmware that is merely behind still answers, in order: if some unit's frames arrived this
-        cycle, a unit silent for twice its detection time is silent on its own (a firmware that
-        never catches up would otherwise hide a silent device for as long as the host is busy), and
-        its unanswered request counts.  The others are excused as usual."""
+        A firmware that is merely behind still answers every frame, in order, if late: if frames of
+        some unit arrived this cycle, a unit from which nothing at all arrived for twice its detection
+        time is silent on its own (a firmware that never catches up would otherwise hide a silent
+        device for as long as the host is busy), and its unanswered request counts.  The others are
+        excused as usual."""
         units = self.units
-        if not any(u.last_reply >= t0 for u in units):
+        if not any(u.last_heard >= t0 for u in units):
             return None  # nothing answered: the firmware did not run, nobody is blamed
         try:
-            return {u.name: u.end_cycle(now, now - u.last_reply >= 2.0 * u.detection_time) for u in units}
+            return {u.name: u.end_cycle(now, now - u.last_heard >= 2.0 * u.detection_time) for u in units}
         except Exception as err:  # noqa: BLE001
             self.thread_errors += 1
             self._record_error("thread", err)

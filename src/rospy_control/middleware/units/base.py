@@ -162,8 +162,8 @@ class CanUnit(HardwareUnit):
     * ``end_cycle(now, on_time) -> state``: judge the cycle and return this cycle's immutable state;
       ``on_time`` False (host stall) means unanswered requests of this cycle neither count as misses
       nor end the miss streak.  (A cycle excused because a simulated device's firmware ran late is
-      still on time for a unit silent for twice its :attr:`detection_time` while other units of the
-      channel answered: that silence is the unit's own.);
+      still on time for a unit from which no frame came for twice its :attr:`detection_time` while
+      other units of the channel answered: that silence is the unit's own.);
     * ``exit_message()``: the frame to send at shutdown (None: nothing), then ``deactivate()``.
     """
 
@@ -195,6 +195,9 @@ class CanUnit(HardwareUnit):
         self.reply_timeouts = 0   #: on-time cycles in which an awaited reply did not arrive in time
         self.bad_frames = 0       #: frames for this unit that could not be decoded
         self.watchdog_trips = 0   #: times the command watchdog took over (motors)
+        #: channel-clock time the channel last routed a frame to this unit, whatever the unit made of
+        #: it (0.0: none yet); written by the channel
+        self.last_heard = 0.0
         self._fault = False
         self._fault_reason = ""
         self._fault_time = 0.0
@@ -239,12 +242,6 @@ class CanUnit(HardwareUnit):
     def fault_time(self) -> float:
         """``time.time()`` of the fault, 0.0 if not in FAULT."""
         return self._fault_time
-
-    @property
-    def last_reply(self) -> float:
-        """Channel-clock time (``perf_counter``) of the latest frame decoded from the device; 0.0 before
-        the first."""
-        return self._last_reply
 
     @property
     def detection_time(self) -> float:
