@@ -111,6 +111,28 @@ def test_fault_switches_reach_the_device(firmware):
     assert fw.fault_of("a") is None
 
 
+def test_a_frame_that_waited_too_long_for_the_simulator_is_dropped_as_a_stall(firmware):
+    # A frame queued 0.5 s ago (the host starved the simulator): a device never answers a frame
+    # that old, and working through such a backlog would run every device behind the driver. It is
+    # dropped unanswered, and the sign of life records the stall, so the driver excuses the silence;
+    # a fresh frame is answered as usual.
+    fw, bus = firmware
+    old = can.Bus(interface="virtual", channel=bus.channel_id, preserve_timestamps=True)
+    try:
+        start = time.perf_counter()
+        old.send(can.Message(arbitration_id=0x10000001, is_extended_id=True, data=b"\x07",
+                             timestamp=time.time() - 0.5))
+        old.send(can.Message(arbitration_id=0x10000002, is_extended_id=True, data=b"\x08",
+                             timestamp=time.time()))
+        frames = _collect(old, 0.3)
+    finally:
+        old.shutdown()
+    assert not [m for m in frames if m.arbitration_id == 0x20000001]
+    assert [bytes(m.data) for m in frames if m.arbitration_id == 0x20000002] == [b"\x08"]
+    assert fw.frames_stale == 1
+    assert fw.liveness.stalled(start, time.perf_counter())
+
+
 def test_joint_model_reads_the_simulation_element_joint_side():
     from rospy_control.middleware.config import ElementInfo
 

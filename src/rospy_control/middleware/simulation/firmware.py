@@ -48,6 +48,12 @@ class SimulatedFirmware:
     #: acts on every frame it was sent (the exit-motor-mode frames of a driver's shutdown), however late
     #: this thread runs
     STOP_DRAIN = 0.5
+    #: a frame that waited longer than this for the thread (a host that starved the simulator) is
+    #: dropped unanswered, as a CAN controller's full receive FIFO drops what it cannot take: a real
+    #: device never answers a frame seconds old, and a simulator working through a backlog would
+    #: run every device that much behind the driver (s; above liveness.GAP, so every such drop is
+    #: excused as the stall it is)
+    STALE_AFTER = 0.06
     #: how often protocol devices are asked for the frames they send on their own (s)
     PEER_TICK = 0.001
     #: while the simulated bus is off, a CAN_ERR_BUSOFF error frame this often (s): a controller whose
@@ -72,6 +78,8 @@ class SimulatedFirmware:
         self.bus_off_frames = 0
         self.frames_lost = 0
         self.frames_handled = 0
+        #: frames that waited longer than :attr:`STALE_AFTER` for this thread and were dropped unanswered
+        self.frames_stale = 0
         #: the thread's sign of life for the channel (a shared one when the simulator has its own process)
         self.liveness: Liveness = Liveness()
         #: protocol devices (DaMiao, ODrive, ...: :mod:`.peers`), and who reads which frame id
@@ -301,6 +309,7 @@ class SimulatedFirmware:
         peer_readers = self._peer_readers
         peer_routes = self._peer_routes
         next_tick = 0.0
+        stale_after = self.STALE_AFTER
         drain_end = None  # set once stop() is asked: the frames already on the bus are still handled
         while True:
             if not self._running:
@@ -325,6 +334,9 @@ class SimulatedFirmware:
                     lag = wall() - msg.timestamp
                     if lag > LAG_GAP:
                         lagging(now, lag)
+                        if lag > stale_after and drain_end is None:
+                            self.frames_stale += 1
+                            msg = None
                 if (self.bus_off or self._off) and self._bus_off_pass(msg, now, send):
                     continue
                 if peers and now >= next_tick:
