@@ -82,6 +82,10 @@ class SimDiagnostics(DriverDiagnostics):
             values.append(KeyValue(key=f"{name} bus", value=f"{address.group} port {address.port}"))
             values.append(KeyValue(key=f"{name} frames handled",
                                    value=str(self.host.simulators[name].frames_handled)))
+            firmware = self.host.simulators[name]
+            values.append(KeyValue(key=f"{name} frames dropped (waited > "
+                                       f"{1000.0 * firmware.STALE_AFTER:.0f} ms: host too busy)",
+                                   value=str(firmware.frames_stale)))
         for name, err in errors.items():
             values.append(KeyValue(key=f"{name} error", value=err))
         msg.status.append(DiagnosticStatus(
