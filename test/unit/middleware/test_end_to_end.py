@@ -181,13 +181,19 @@ def test_passive_only_listens(make_mw):
     assert not mw.faults()
 
 
-def test_shutdown_sends_exit_to_every_motor_and_is_idempotent(make_mw):
+def shut_down_three_enabled_motors(make_mw):
+    """Start three motors, shut down: every simulated motor left motor mode."""
     mw = make_mw(motor_xml(3))
     mw.start()
     sim = mw.simulator("bus")
     assert all(sim.by_name[f"m{i}"].enabled for i in (1, 2, 3))
     mw.shutdown()
     assert not any(sim.by_name[f"m{i}"].enabled for i in (1, 2, 3))
+    return mw
+
+
+def test_shutdown_sends_exit_to_every_motor_and_is_idempotent(make_mw):
+    mw = shut_down_three_enabled_motors(make_mw)
     mw.shutdown()
     assert not mw.running
     with pytest.raises(HardwareError, match="was shut down"):
@@ -224,12 +230,7 @@ def test_every_motor_acts_on_its_exit_frame_however_late_the_simulator_runs(make
     monkeypatch.setattr(firmware_module, "enlarge_receive_buffer", with_late_receives)
     monkeypatch.setattr(channel_module.CanChannel, "stop", stop_then_run_late)
     monkeypatch.setattr(channel_module.CanChannel, "EXIT_REPLY_WAIT", 0.0)
-    mw = make_mw(motor_xml(3))
-    mw.start()
-    sim = mw.simulator("bus")
-    assert all(sim.by_name[f"m{i}"].enabled for i in (1, 2, 3))
-    mw.shutdown()
-    assert not any(sim.by_name[f"m{i}"].enabled for i in (1, 2, 3))
+    shut_down_three_enabled_motors(make_mw)
 
 
 def test_context_manager(make_mw):
