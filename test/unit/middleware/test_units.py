@@ -30,7 +30,7 @@ def test_enable_then_command_frames():
     assert bytes(m.poll(0.003).data) == mit.pack_command(1.0, 0.0, 20.0, 0.5, 0.0, L)
 
 
-def test_mode_is_confirmed_by_the_first_reply_after_a_frame_in_that_mode():
+def test_mode_is_confirmed_by_a_reply_once_two_frames_in_that_mode_went_out():
     m = active_motor()
     m.poll(0.0)
     m.on_frame(0, reply(), 0.0)
@@ -40,12 +40,18 @@ def test_mode_is_confirmed_by_the_first_reply_after_a_frame_in_that_mode():
     msg = m.poll(0.001)
     assert bytes(msg.data) == mit.pack_command(0.0, 0.0, 0.0, 1.0, 0.0, L)
     assert not m.mode_confirmed(ControlMode.VELOCITY)      # sent, not answered
+    # a reply now may be the late answer to the last frame of the old mode (a host that ran the
+    # device's side late): it confirms nothing
     m.on_frame(0, reply(), 0.0015)
+    assert m.end_cycle(0.002).mode != ControlMode.VELOCITY
+    m.poll(0.003)                                         # the second frame in the new mode
+    assert not m.mode_confirmed(ControlMode.VELOCITY)
+    m.on_frame(0, reply(), 0.0035)                        # answers a frame in the new mode
     assert not m.mode_confirmed(ControlMode.VELOCITY)      # answered, not yet published
-    state = m.end_cycle(0.002)
+    state = m.end_cycle(0.004)
     assert state.mode == ControlMode.VELOCITY == state.requested_mode
     assert not m.mode_confirmed(ControlMode.VELOCITY)      # the channel publishes after every unit
-    m.poll(0.003)                                         # next cycle: the snapshot is out
+    m.poll(0.005)                                         # next cycle: the snapshot is out
     assert m.mode_confirmed(ControlMode.VELOCITY)
 
 

@@ -153,6 +153,7 @@ class RequestReplyActuator(ActuatorUnit):
         self._reenter = False
         self._last_tx = 0.0
         self._inflight = ControlMode.NONE
+        self._inflight_before = ControlMode.NONE  # the mode of the command frame before (see on_frame)
         self._inflight_enter = False
         self._mode = ControlMode.NONE
         self._published_mode = ControlMode.NONE
@@ -465,6 +466,7 @@ class RequestReplyActuator(ActuatorUnit):
             self._step_last = None
         else:
             # the mode confirmed by the reply is the caller's, also while the watchdog holds
+            self._inflight_before = self._inflight
             self._inflight = cmd.mode
             if self._wd_active:
                 if self._wd_applied != self.watchdog_mode:
@@ -539,7 +541,10 @@ class RequestReplyActuator(ActuatorUnit):
             self._enabled = True
             if self._probing:
                 self._probe_ok = True
-        else:
+        elif self._inflight_before is self._inflight:
+            # A mode is confirmed by a reply only once the frame before the one in flight was in it
+            # too: a reply to the last frame of the old mode that arrives late (a simulator or an
+            # adapter the host ran late) would otherwise confirm a mode the motor never answered in.
             self._mode = self._inflight
         if self._awaiting:
             self._awaiting = 0
