@@ -255,6 +255,69 @@ def test_a_mismatch_is_a_fault_without_enable():
     assert "motor 'arm_1'" in u.fault_reason
 
 
+def test_the_late_answer_to_the_disable_sent_on_fault_does_not_fail_the_reset():
+    """Replies carry no sequence number: on a host that runs the motor's side late, the answer to the
+    disable frame sent on FAULT (still in the fault state) can arrive after the reset's clear-error
+    went out.  It is not the motor's answer to clear-error, and the reset must not fail on it."""
+    u = DamiaoMotor("a", 1, dm.MODEL_RANGES["DM4310"])
+    _, t = _started(u)
+    ranges = u.ranges
+    under_voltage = dm.pack_reply(1, 0x9, 0, 0, 0, ranges)
+    t += 0.002
+    u.poll(t)
+    u.on_frame(u.master_id, under_voltage, t)        # the motor reports under-voltage: FAULT
+    u.end_cycle(t)
+    assert u.fault and "under-voltage" in u.fault_reason
+    t += 0.002
+    assert bytes(u.poll(t).data) == dm.DISABLE       # the disable on FAULT; its answer is late
+    u.end_cycle(t)
+    ticket = u.reset_fault()                          # the cause is gone; the user resets
+    t += 0.002
+    assert bytes(u.poll(t).data) == dm.CLEAR_ERROR
+    u.on_frame(u.master_id, under_voltage, t)        # the disable's answer, from before the reset
+    u.end_cycle(t)
+    assert u.reset_outcome(ticket) is None            # judged nothing: clear-error is asked again
+    t += 0.002
+    assert bytes(u.poll(t).data) == dm.CLEAR_ERROR
+    u.on_frame(u.master_id, dm.pack_reply(1, dm.STATE_DISABLED, 0, 0, 0, ranges), t)
+    u.end_cycle(t)
+    for _ in range(10):                               # then the rest of the sequence, answered at once
+        if u.reset_outcome(ticket) is not None:
+            break
+        t += 0.002
+        msg = u.poll(t)
+        data = bytes(msg.data)
+        if msg.arbitration_id == dm.REGISTER_ID:
+            sid, cmd, rid, raw = dm.unpack_register_request(data)
+            u.on_frame(u.master_id, dm.pack_register_reply(sid, cmd, rid, dm.decode_register_value(rid, raw)), t)
+        else:
+            u.on_frame(u.master_id, dm.pack_reply(1, dm.STATE_ENABLED, 0, 0, 0, ranges), t)
+        u.end_cycle(t)
+    assert u.reset_outcome(ticket) == (True, ""), u.fault_reason
+    assert not u.fault
+
+
+def test_a_fault_still_there_after_clear_error_fails_the_reset_naming_it():
+    u = DamiaoMotor("a", 1, dm.MODEL_RANGES["DM4310"])
+    _, t = _started(u)
+    under_voltage = dm.pack_reply(1, 0x9, 0, 0, 0, u.ranges)
+    t += 0.002
+    u.poll(t)
+    u.on_frame(u.master_id, under_voltage, t)
+    u.end_cycle(t)
+    t += 0.002
+    assert bytes(u.poll(t).data) == dm.DISABLE
+    u.on_frame(u.master_id, under_voltage, t)        # answered on time
+    u.end_cycle(t)
+    ticket = u.reset_fault()
+    t += 0.002
+    assert bytes(u.poll(t).data) == dm.CLEAR_ERROR
+    u.on_frame(u.master_id, under_voltage, t)        # the cause is still there
+    u.end_cycle(t)
+    assert u.reset_outcome(ticket) == (False, "reset failed: motor still reports under-voltage (state 0x9)")
+    assert u.fault
+
+
 # -- configuration -----------------------------------------------------------------------------------
 @pytest.mark.parametrize("attrs, gains, words", [
     ('', '', ["needs its MIT ranges", "model"]),

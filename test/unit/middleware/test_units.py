@@ -150,6 +150,7 @@ def test_reset_probe_keeps_fault_until_a_valid_reply_to_enter():
     s = m.end_cycle(0.001)
     assert s.fault and s.fault_reason == "motor reported error code 0x03"
     assert bytes(m.poll(0.01).data) == mit.EXIT_MOTOR_MODE
+    m.on_frame(0, reply(err=3), 0.0105)                 # the motor answers it, still in error
     m.end_cycle(0.011)
     ticket = m.reset_fault()
     assert m.reset_outcome(ticket) is None
@@ -162,6 +163,7 @@ def test_reset_probe_keeps_fault_until_a_valid_reply_to_enter():
     assert s.fault and s.fault_reason == "reset failed: motor still reports error code 0x03"
     assert m.reset_outcome(ticket) == (False, "reset failed: motor still reports error code 0x03")
     assert bytes(m.poll(0.04).data) == mit.EXIT_MOTOR_MODE   # leaves motor mode again, once
+    m.on_frame(0, reply(err=3), 0.041)
     assert m.poll(0.05) is None
     ticket = m.reset_fault()
     assert bytes(m.poll(0.06).data) == mit.ENTER_MOTOR_MODE

@@ -337,6 +337,7 @@ class DamiaoMotor(RequestReplyActuator):
         reg = dm.parse_register_reply(data, self.can_id, op[1],
                                       dm.REG_READ if op[0] == "read" else dm.REG_WRITE)
         if reg is None:
+            self._exit_owed = False
             return 0    # a late feedback frame while a register answer is awaited
         self.got_reply(now, state=False)   # a register answer: alive, but no position yet
         self._op = None
@@ -354,6 +355,8 @@ class DamiaoMotor(RequestReplyActuator):
         if reply is None:
             self.bad_frames += 1
             return 0
+        if self._exit_owed and self.stale_exit_reply(reply, now):
+            return 0     # the answer to the disable sent on FAULT: clear-error is sent again
         self._op = None
         d = self.direction
         self._pos = d * (reply.position - self.zero_offset)

@@ -150,6 +150,9 @@ class RequestReplyActuator(ActuatorUnit):
         self._zero_requested = False
         self._enabled = False
         self._exit_sent = False
+        # the disable frame sent on FAULT is not answered yet: its reply, late, must not pass for the
+        # answer to a reset probe's first frame (see stale_exit_reply)
+        self._exit_owed = False
         self._reenter = False
         self._last_tx = 0.0
         self._inflight = ControlMode.NONE
@@ -434,6 +437,9 @@ class RequestReplyActuator(ActuatorUnit):
         if self._fault and not self._probing:
             if not self._exit_sent:
                 self._exit_sent = True
+                # owed if the device answered the last frame (it reported the fault); one that fell
+                # silent will not answer this one either
+                self._exit_owed = self._last_reply >= self._sent_at
                 msg.data = self.disable_frame()  # type: ignore[assignment]  # any bytes-like is sent
                 self._last_tx = now
                 self._step_last = None
@@ -518,10 +524,36 @@ class RequestReplyActuator(ActuatorUnit):
         self._step_last = p
         return cmd
 
+    def stale_exit_reply(self, reply: Reply, now: float) -> bool:
+        """Whether ``reply`` answers the disable frame sent on FAULT rather than a reset probe's frame.
+
+        Replies carry no sequence number.  When the host runs the device's side late (a busy laptop,
+        a simulator node), the answer to the disable frame can arrive after the probe's first frame
+        went out; taken for the probe's answer, its error state (from before the cause was cleared)
+        would fail the reset.  So during a probe, the first reply while the disable's answer is still
+        owed is taken as that answer: it updates the measured state and proves the device alive, but
+        judges nothing.  If it really was the probe's answer, the probe's frame is sent again next
+        cycle and its answer judged -- one bus cycle, not a failed reset.  Any reply outside a probe
+        ends the debt."""
+        if not self._exit_owed:
+            return False
+        self._exit_owed = False
+        if not self._probing:
+            return False
+        d = self.direction
+        self._pos = d * (reply.position - self.zero_offset)
+        self._vel = d * reply.velocity
+        self._eff = d * reply.effort
+        self._temp = reply.temperature
+        self.got_reply(now)
+        return True
+
     def on_frame(self, arb_id: int, data, now: float) -> int:
         reply = self.decode_reply(arb_id, data)
         if reply is None:
             self.bad_frames += 1
+            return 0
+        if self._exit_owed and self.stale_exit_reply(reply, now):
             return 0
         d = self.direction
         self._pos = d * (reply.position - self.zero_offset)
