@@ -174,6 +174,11 @@ class CanChannel:
         #: (:meth:`.simulation.liveness.Liveness.stalled`).  Such a cycle is, like a late bus thread,
         #: not blamed on the units: a starved simulator is the host's doing, not the motors'
         self.peer_stalled: Optional[Callable[[float, float], bool]] = None
+        #: with :attr:`peer_stalled`: ``peer_dropped()`` is the clock time at which the simulator last
+        #: dropped frames unanswered because the host left it too far behind
+        #: (:meth:`.simulation.liveness.Liveness.last_drop`; 0.0: never).  A unit silent only since
+        #: then may have lost its frames in the drop, so its silence is not its own.
+        self.peer_dropped: Optional[Callable[[], float]] = None
         #: cycles excused because the simulated firmware did not run
         self.peer_stalls = 0
         self._clock = clock or time.perf_counter
@@ -641,13 +646,17 @@ class CanChannel:
         A firmware that is merely behind still answers every frame, in order, if late: if frames of
         some unit arrived this cycle, a unit from which nothing at all arrived for twice its detection
         time is silent on its own (a firmware that never catches up would otherwise hide a silent
-        device for as long as the host is busy), and its unanswered request counts.  The others are
-        excused as usual."""
+        device for as long as the host is busy), and its unanswered request counts.  Its silence is
+        counted from the firmware's latest drop of frames (:attr:`peer_dropped`) if that is later:
+        frames dropped unanswered may have been this unit's.  The others are excused as usual."""
         units = self.units
         if not any(u.last_heard >= t0 for u in units):
             return None  # nothing answered: the firmware did not run, nobody is blamed
+        dropped = self.peer_dropped
+        drop = dropped() if dropped is not None else 0.0
         try:
-            return {u.name: u.end_cycle(now, now - u.last_heard >= 2.0 * u.detection_time) for u in units}
+            return {u.name: u.end_cycle(now, now - max(u.last_heard, drop) >= 2.0 * u.detection_time)
+                    for u in units}
         except Exception as err:  # noqa: BLE001
             self.thread_errors += 1
             self._record_error("thread", err)

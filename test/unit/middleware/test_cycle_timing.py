@@ -250,6 +250,31 @@ def test_a_simulator_that_stays_behind_does_not_hide_a_silent_unit():
     assert not rig.state("m2").fault
 
 
+def test_a_unit_whose_frames_the_simulator_dropped_is_not_blamed():
+    # The simulated firmware, left behind by the host, drops the frames queued too long -- here, as
+    # it happens when it hovers at its limit, m1's frames every cycle while m2's get through. It
+    # records each drop: m1's silence is the host's doing and m1 is never blamed. Once the drops
+    # stop and m1 stays silent, it is silent on its own again and faults.
+    rig = Rig(rate=500.0, fault_timeout=0.05)
+    rig.run(10)
+    rig.ch.peer_stalled = lambda since, now: True
+    rig.bus.silent.add(1)
+    drops = {"last": 0.0, "on": True}
+
+    def drop() -> None:
+        if drops["on"]:
+            drops["last"] = rig.clock()
+
+    rig.ch.peer_dropped = lambda: drops["last"]
+    detection = rig.motors[0].detection_time
+    rig.run(int(50 * detection / rig.ch.period), before=drop)
+    assert not rig.state("m1").fault and not rig.state("m2").fault
+    drops["on"] = False
+    cycles = rig.run_until_fault("m1")
+    assert 2 * detection / rig.ch.period <= cycles <= 3 * detection / rig.ch.period + 2
+    assert not rig.state("m2").fault
+
+
 def test_late_replies_end_the_streak():
     # every reply of m1 misses the 1.6 ms window (1.9 ms latency) and is drained at the next cycle start
     rig = Rig(rate=500.0, fault_timeout=0.05)

@@ -49,7 +49,8 @@ class SimulatedFirmware:
     #: this thread runs
     STOP_DRAIN = 0.5
     #: a frame that waited longer than this for the thread (a host that starved the simulator) is
-    #: dropped unanswered, as a CAN controller's full receive FIFO drops what it cannot take: a real
+    #: dropped unanswered, with every frame queued behind it (the thread catches up at once), as a
+    #: CAN controller's full receive FIFO drops what it cannot take: a real
     #: device never answers a frame seconds old, and a simulator working through a backlog would
     #: run every device that much behind the driver (s; above liveness.GAP, so every such drop is
     #: excused as the stall it is)
@@ -291,6 +292,14 @@ class SimulatedFirmware:
             lat += unit.fault_value if unit.fault_value is not None else 0.05
         return lat
 
+    @staticmethod
+    def _drop_queued(recv: Callable[[float], Optional[can.Message]]) -> int:
+        """Drop every frame already received and not yet handled; how many."""
+        n = 0
+        while recv(0.0) is not None:
+            n += 1
+        return n
+
     def _run(self) -> None:
         bus = self._bus
         assert bus is not None, "start() opens the bus before it starts this thread"
@@ -304,6 +313,7 @@ class SimulatedFirmware:
         reply_due: Dict[int, float] = {}  # per motor id: when its latest delayed reply goes out
         beat = self.liveness.beat
         lagging = self.liveness.lagging
+        dropped = self.liveness.dropped
         wall = time.time  # python-can stamps received frames with the wall clock
         peers = self.peers
         peer_readers = self._peer_readers
@@ -333,10 +343,18 @@ class SimulatedFirmware:
                 if msg is not None and msg.timestamp:  # queued long ago: this thread is not keeping up
                     lag = wall() - msg.timestamp
                     if lag > LAG_GAP:
-                        lagging(now, lag)
                         if lag > stale_after and drain_end is None:
-                            self.frames_stale += 1
+                            # Catch up at once: drop this frame and everything queued behind it.
+                            # Dropping only the frames past the limit would leave the thread hovering
+                            # at it, answering some frames of each cycle and dropping others -- the
+                            # same ones cycle after cycle (a SYNC, one motor's command), which looks
+                            # like one silent device.  A burst lost, then every frame answered, is
+                            # what a stall looks like, and is excused as one.
+                            self.frames_stale += 1 + self._drop_queued(recv)
+                            dropped(now, lag)
                             msg = None
+                        else:
+                            lagging(now, lag)
                 if (self.bus_off or self._off) and self._bus_off_pass(msg, now, send):
                     continue
                 if peers and now >= next_tick:

@@ -7,14 +7,16 @@ of its loop here (:meth:`Liveness.beat`) and the driver's channel asks :meth:`Li
 it counts a missing reply against a motor.
 
 - In the driver's process (virtual bus) the record is plain memory.
-- With the simulator in its own process (:mod:`..sim_process`) it is a 24-byte file mapped into
+- With the simulator in its own process (:mod:`..sim_process`) it is a 32-byte file mapped into
   both processes (:func:`liveness_path`: ``/dev/shm`` when present), written by the simulator and read
   by the driver; both clocks are ``time.perf_counter`` = ``CLOCK_MONOTONIC``, one clock per machine.
 
 A thread that runs but does not answer still faults its motor; so does a simulator that has shown no
 sign of life for :data:`DEAD_AFTER` (it died or was stopped: its motors are gone, like unplugged ones).
 A thread that passes its loop but works through frames queued long ago (a backlog after the host
-starved it, or a host too busy for it to keep up) records that lag as a gap too (:meth:`Liveness.lagging`).
+starved it, or a host too busy for it to keep up) records that lag as a gap too (:meth:`Liveness.lagging`),
+and one that drops such frames unanswered records when it did (:meth:`Liveness.dropped`): a device
+whose frames were dropped is silent by the host's doing, not its own.
 Only a simulator is ever excused this way: channels on real hardware have no liveness record.
 """
 from __future__ import annotations
@@ -35,22 +37,23 @@ GAP = 0.04
 #: no sign of life for this long: the simulator is dead or stopped, not starved (host stalls seen on
 #: this class of machine last 100-250 ms); its motors fault as usual
 DEAD_AFTER = 1.0
-#: layout: latest pass, start and end of the latest gap (native doubles)
-_FMT = "=ddd"
+#: layout: latest pass, start and end of the latest gap, latest drop of frames (native doubles)
+_FMT = "=dddd"
 _SIZE = struct.calcsize(_FMT)
 
 
 class Liveness:
-    """The latest loop pass of a firmware thread and the latest gap between two passes.
+    """The latest loop pass of a firmware thread, the latest gap between two passes and the latest
+    drop of frames.
 
-    :param buf: where the record lives (a writable buffer of 24 bytes, e.g. a shared mapping);
+    :param buf: where the record lives (a writable buffer of 32 bytes, e.g. a shared mapping);
         default a private one.
     """
 
     def __init__(self, buf: Optional[bytearray] = None) -> None:
         self._buf = buf if buf is not None else bytearray(_SIZE)
         self._last = time.perf_counter()
-        struct.pack_into(_FMT, self._buf, 0, self._last, 0.0, 0.0)
+        struct.pack_into(_FMT, self._buf, 0, self._last, 0.0, 0.0, 0.0)
 
     def beat(self, now: float) -> None:
         """The thread passes its loop at ``now`` (perf_counter time)."""
@@ -66,9 +69,19 @@ class Liveness:
         if lag > GAP:
             struct.pack_into("=dd", self._buf, 8, now - lag, now)
 
+    def dropped(self, now: float, lag: float) -> None:
+        """The thread, running at ``now``, dropped unanswered frames that arrived up to ``lag`` s ago:
+        a gap like :meth:`lagging`, and the time of the drop (:meth:`last_drop`)."""
+        struct.pack_into("=dd", self._buf, 8, now - lag, now)
+        struct.pack_into("=d", self._buf, 24, now)
+
+    def last_drop(self) -> float:
+        """perf_counter time at which the thread last dropped frames unanswered (0.0: never)."""
+        return struct.unpack_from("=d", self._buf, 24)[0]
+
     def read(self) -> Tuple[float, float, float]:
         """``(latest pass, gap start, gap end)``."""
-        return struct.unpack_from(_FMT, self._buf, 0)
+        return struct.unpack_from("=ddd", self._buf, 0)
 
     @property
     def alive(self) -> float:
