@@ -169,11 +169,13 @@ class CanChannel:
         self._throttle = Throttle(5.0)
         self._stall_log = Throttle(self.STALL_LOG_PERIOD)
         self._first_cycle = threading.Event()
-        #: simulated firmware only (in this process or another): ``peer_stalled(since, now)`` is True
-        #: when the simulator thread did not run at some time in that span
+        #: simulated firmware only (in this process or another): ``peer_stalled(since, now, sent)`` is
+        #: True when the simulator thread did not run at some time in ``[since, now]``, or by ``now``
+        #: had not yet taken the frame sent at ``sent`` (the cycle's last request that awaits a reply,
+        #: None if there was none), or held back a reply past its due time
         #: (:meth:`.simulation.liveness.Liveness.stalled`).  Such a cycle is, like a late bus thread,
         #: not blamed on the units: a starved simulator is the host's doing, not the motors'
-        self.peer_stalled: Optional[Callable[[float, float], bool]] = None
+        self.peer_stalled: Optional[Callable[[float, float, Optional[float]], bool]] = None
         #: with :attr:`peer_stalled`: ``peer_dropped()`` is the clock time at which the simulator last
         #: dropped frames unanswered because the host left it too far behind
         #: (:meth:`.simulation.liveness.Liveness.last_drop`; 0.0: never).  A unit silent only since
@@ -552,6 +554,7 @@ class CanChannel:
         if delay > 0:
             self._sleep(delay)
         t0 = clock()
+        last_tx: Optional[float] = None
         i = self.cycles & (_RING - 1)
         self._starts[i] = t0
         trace = logger.isEnabledFor(TRACE)
@@ -569,10 +572,14 @@ class CanChannel:
             send = bus.send
             pending = 0
             off = self.bus_off
+            track = self.peer_stalled is not None
+            ts = t0
             for u in units:
                 msg = u.bus_off_poll(self._bus_off_reason) if off else u.poll(t0)
                 if msg is None:
                     continue
+                if track:
+                    ts = clock()
                 try:
                     send(msg, 0.001)
                 except (can.CanError, OSError) as err:
@@ -586,7 +593,10 @@ class CanChannel:
                 if trace:
                     logger.log(TRACE, "%s TX %03X %s", self.name, msg.arbitration_id, msg.data.hex())
                 self.frames_sent += 1
-                pending += u.awaited_replies()
+                n = u.awaited_replies()
+                pending += n
+                if track and n:
+                    last_tx = ts  # the latest request that awaits a reply in this cycle's window
             # 3. collect replies until all arrived or the window closes
             deadline = t0 + self.timing.window
             while pending > 0:
@@ -613,7 +623,9 @@ class CanChannel:
         timing = self.timing
         on_time = timing.judge(scheduled, t0, now)
         peer = self.peer_stalled
-        if on_time and peer is not None and peer(t0, now):
+        # the simulated peer has to have taken the cycle's last awaited request for a missing reply
+        # to be the device's
+        if on_time and peer is not None and peer(t0, now, last_tx):
             on_time = False
             self.peer_stalls += 1
             states = self._end_peer_stalled_cycle(t0, now)

@@ -236,7 +236,7 @@ def test_a_simulator_that_stays_behind_does_not_hide_a_silent_unit():
     # firmware that answers nobody (frozen) blames nobody.
     rig = Rig(rate=500.0, fault_timeout=0.05)
     rig.run(10)
-    rig.ch.peer_stalled = lambda since, now: True
+    rig.ch.peer_stalled = lambda since, now, sent=None: True
     rig.bus.silent.add(1)
     cycles = rig.run_until_fault("m1")
     s = rig.state("m1")
@@ -257,7 +257,7 @@ def test_a_unit_whose_frames_the_simulator_dropped_is_not_blamed():
     # stop and m1 stays silent, it is silent on its own again and faults.
     rig = Rig(rate=500.0, fault_timeout=0.05)
     rig.run(10)
-    rig.ch.peer_stalled = lambda since, now: True
+    rig.ch.peer_stalled = lambda since, now, sent=None: True
     rig.bus.silent.add(1)
     drops = {"last": 0.0, "on": True}
 

@@ -413,7 +413,7 @@ def test_a_starved_in_process_simulator_is_not_blamed_on_its_motors(make_mw):
     ch = mw.channels["bus"]
     stalled = ch.peer_stalled
     assert stalled is not None
-    ch.peer_stalled = lambda since, now: True   # the firmware thread stops running ...
+    ch.peer_stalled = lambda since, now, sent=None: True   # the firmware thread stops running ...
     mw.simulator("bus").set_fault("m1", "silent")   # ... so no replies come
     end = time.monotonic() + 0.4
     while time.monotonic() < end:

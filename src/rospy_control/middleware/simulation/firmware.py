@@ -26,6 +26,8 @@ __all__ = ["SimulatedFirmware"]
 
 logger = get_logger(__name__)
 
+INF = float("inf")
+
 #: :data:`SENSOR_MODELS` as :class:`SimulatedFirmware` uses it: each model is built only for a unit of
 #: the class it is paired with
 _SENSOR_MODELS: Tuple[Tuple[type, Callable[..., SimSensor]], ...] = SENSOR_MODELS
@@ -314,6 +316,9 @@ class SimulatedFirmware:
         beat = self.liveness.beat
         lagging = self.liveness.lagging
         dropped = self.liveness.dropped
+        progress = self.liveness.progress
+        last_taken = perf()
+        taken = last_taken
         wall = time.time  # python-can stamps received frames with the wall clock
         peers = self.peers
         peer_readers = self._peer_readers
@@ -340,8 +345,11 @@ class SimulatedFirmware:
                 if msg is None and drain_end is not None:
                     break  # every frame sent before stop() has been answered
                 now = perf()
-                if msg is not None and msg.timestamp:  # queued long ago: this thread is not keeping up
+                if msg is None:
+                    taken = now          # nothing waited: every frame that came has been taken
+                elif msg.timestamp:      # queued long ago: this thread is not keeping up
                     lag = wall() - msg.timestamp
+                    taken = now - lag
                     if lag > LAG_GAP:
                         if lag > stale_after and drain_end is None:
                             # Catch up at once: drop this frame and everything queued behind it.
@@ -353,9 +361,14 @@ class SimulatedFirmware:
                             self.frames_stale += 1 + self._drop_queued(recv)
                             dropped(now, lag)
                             msg = None
+                            taken = last_taken   # dropped unanswered: not taken
                         else:
                             lagging(now, lag)
+                else:
+                    taken = now
                 if (self.bus_off or self._off) and self._bus_off_pass(msg, now, send):
+                    last_taken = taken   # lost on a bus that is off, as on a real one
+                    progress(taken, INF)
                     continue
                 if peers and now >= next_tick:
                     next_tick = now + self.PEER_TICK
@@ -421,6 +434,8 @@ class SimulatedFirmware:
                             self._after_reply(s, send)
                 while heap and heap[0][0] <= now:
                     send(heapq.heappop(heap)[2])
+                last_taken = taken
+                progress(taken, heap[0][0] if heap else INF)
             except Exception as err:  # noqa: BLE001 - keep simulating; tests read .error
                 if self.error is None:
                     self.error = err

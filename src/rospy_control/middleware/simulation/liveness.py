@@ -7,7 +7,7 @@ of its loop here (:meth:`Liveness.beat`) and the driver's channel asks :meth:`Li
 it counts a missing reply against a motor.
 
 - In the driver's process (virtual bus) the record is plain memory.
-- With the simulator in its own process (:mod:`..sim_process`) it is a 32-byte file mapped into
+- With the simulator in its own process (:mod:`..sim_process`) it is a 48-byte file mapped into
   both processes (:func:`liveness_path`: ``/dev/shm`` when present), written by the simulator and read
   by the driver; both clocks are ``time.perf_counter`` = ``CLOCK_MONOTONIC``, one clock per machine.
 
@@ -17,6 +17,14 @@ A thread that passes its loop but works through frames queued long ago (a backlo
 starved it, or a host too busy for it to keep up) records that lag as a gap too (:meth:`Liveness.lagging`),
 and one that drops such frames unanswered records when it did (:meth:`Liveness.dropped`): a device
 whose frames were dropped is silent by the host's doing, not its own.
+
+A host can also hold the thread back in short bursts, each shorter than a gap, that add up: frames
+then wait in its queue for tens of milliseconds, one cycle after another, though the thread passes
+its loop often enough.  So the thread also records its progress (:meth:`Liveness.progress`): up to
+which arrival time it has taken every frame, and when the earliest reply it holds back (its modelled
+latency) falls due.  A cycle whose requests the thread has not yet taken, or in which a reply it owes
+is overdue, is the host's doing too; once it has taken them and sent what was due, a missing reply is
+the device's.
 Only a simulator is ever excused this way: channels on real hardware have no liveness record.
 """
 from __future__ import annotations
@@ -37,23 +45,27 @@ GAP = 0.04
 #: no sign of life for this long: the simulator is dead or stopped, not starved (host stalls seen on
 #: this class of machine last 100-250 ms); its motors fault as usual
 DEAD_AFTER = 1.0
-#: layout: latest pass, start and end of the latest gap, latest drop of frames (native doubles)
-_FMT = "=dddd"
+#: a reply that fell due longer ago than this and was not sent: the thread did not run to send it (s)
+DUE_SLACK = 0.001
+#: layout: latest pass, start and end of the latest gap, latest drop of frames, arrival time up to
+#: which every frame was taken, due time of the earliest reply held back (native doubles)
+_FMT = "=dddddd"
+_INF = float("inf")
 _SIZE = struct.calcsize(_FMT)
 
 
 class Liveness:
-    """The latest loop pass of a firmware thread, the latest gap between two passes and the latest
-    drop of frames.
+    """The latest loop pass of a firmware thread, the latest gap between two passes, the latest
+    drop of frames and the thread's progress through the frames it receives.
 
-    :param buf: where the record lives (a writable buffer of 32 bytes, e.g. a shared mapping);
+    :param buf: where the record lives (a writable buffer of 48 bytes, e.g. a shared mapping);
         default a private one.
     """
 
     def __init__(self, buf: Optional[bytearray] = None) -> None:
         self._buf = buf if buf is not None else bytearray(_SIZE)
         self._last = time.perf_counter()
-        struct.pack_into(_FMT, self._buf, 0, self._last, 0.0, 0.0, 0.0)
+        struct.pack_into(_FMT, self._buf, 0, self._last, 0.0, 0.0, 0.0, _INF, _INF)
 
     def beat(self, now: float) -> None:
         """The thread passes its loop at ``now`` (perf_counter time)."""
@@ -75,6 +87,12 @@ class Liveness:
         struct.pack_into("=dd", self._buf, 8, now - lag, now)
         struct.pack_into("=d", self._buf, 24, now)
 
+    def progress(self, taken: float, next_due: float) -> None:
+        """Every frame that arrived before ``taken`` has been taken (answered, or its answer held back
+        for its modelled latency); the earliest answer held back falls due at ``next_due`` (inf: none).
+        Both perf_counter times."""
+        struct.pack_into("=dd", self._buf, 32, taken, next_due)
+
     def last_drop(self) -> float:
         """perf_counter time at which the thread last dropped frames unanswered (0.0: never)."""
         return struct.unpack_from("=d", self._buf, 24)[0]
@@ -88,14 +106,17 @@ class Liveness:
         """perf_counter time of the latest loop pass."""
         return self.read()[0]
 
-    def stalled(self, since: float, now: float) -> bool:
+    def stalled(self, since: float, now: float, sent: Optional[float] = None) -> bool:
         """True if the thread did not run at some time in ``[since, now]`` (or just before: frames
-        queued during a gap are answered late), unless it has been gone :data:`DEAD_AFTER` or more."""
-        alive, gap_start, gap_end = self.read()
+        queued during a gap are answered late), had by ``now`` not yet taken the frame sent at
+        ``sent`` (the cycle's last request; None: nothing was sent), or owed a reply that fell due
+        more than :data:`DUE_SLACK` before ``now`` -- unless it has been gone :data:`DEAD_AFTER` or
+        more."""
+        alive, gap_start, gap_end, _drop, taken, next_due = struct.unpack_from(_FMT, self._buf, 0)
         silent = now - alive
         if silent > DEAD_AFTER:
             return False
-        if silent > GAP:
+        if silent > GAP or next_due < now - DUE_SLACK or (sent is not None and taken < sent):
             return True
         return gap_end + GAP > since and gap_start < now
 
