@@ -16,6 +16,7 @@ import pytest
 from rospy_control.middleware import ControlMode, Motor
 from rospy_control.middleware.channel import CanChannel
 from rospy_control.middleware.protocols import mit
+from rospy_control.middleware.simulation.liveness import Liveness
 from rospy_control.middleware.timing import CycleTiming, late_threshold
 
 L = mit.MitLimits()
@@ -273,6 +274,38 @@ def test_a_unit_whose_frames_the_simulator_dropped_is_not_blamed():
     cycles = rig.run_until_fault("m1")
     assert 2 * detection / rig.ch.period <= cycles <= 3 * detection / rig.ch.period + 2
     assert not rig.state("m2").fault
+
+
+def test_a_simulator_that_has_not_taken_the_cycles_requests_is_not_blamed_on_its_motors():
+    # The simulated firmware passes its loop often enough (no gap), but the host holds it back in
+    # short bursts: the cycle's requests still wait in its queue when the cycle ends. Those cycles
+    # are the host's doing, for as long as it lasts; once it has taken the requests, the silence of
+    # motors that do not answer is theirs, and they fault in their detection time.
+    rig = Rig(rate=100.0, fault_timeout=0.05)
+    rig.run(5)
+    live = Liveness()
+    rig.ch.peer_stalled = live.stalled
+    rig.bus.silent.update({1, 2})
+    behind = {"on": True}
+
+    def simulator_pass() -> None:
+        now = rig.clock()
+        live.beat(now)
+        live.progress(now - 0.015 if behind["on"] else now + 0.005, float("inf"))
+
+    detection = rig.motors[0].detection_time
+    rig.run(int(20 * detection / rig.ch.period), before=simulator_pass)
+    assert not rig.state("m1").fault and not rig.state("m2").fault
+    assert rig.ch.peer_stalls >= 20 * detection / rig.ch.period - 1
+    behind["on"] = False
+    cycles = 0
+    while not rig.state("m1").fault:
+        simulator_pass()
+        rig.run(1)
+        cycles += 1
+        assert cycles < 3 * detection / rig.ch.period + 2
+    assert rig.state("m2").fault
+    assert cycles >= detection / rig.ch.period
 
 
 def test_late_replies_end_the_streak():

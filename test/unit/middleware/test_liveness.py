@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from rospy_control.middleware.simulation.liveness import (
-    DEAD_AFTER, GAP, Liveness, SharedLiveness, liveness_path,
+    DEAD_AFTER, DUE_SLACK, GAP, Liveness, SharedLiveness, liveness_path,
 )
 
 
@@ -45,7 +45,7 @@ def test_a_gap_that_ended_during_or_just_before_the_cycle_excuses_it():
 def test_shared_record_is_read_by_another_mapping_and_removed_by_its_owner(tmp_path, monkeypatch):
     path = str(tmp_path / "alive")
     with open(path, "wb") as f:      # a stale record of an earlier run is replaced, never reused
-        f.write(b"\xff" * 24)
+        f.write(b"\xff" * 48)
     writer = SharedLiveness.create(path)
     reader = SharedLiveness.attach(path)
     assert reader is not None
@@ -77,3 +77,37 @@ def test_a_thread_working_through_an_old_backlog_counts_as_stalled():
     live.beat(100.02)
     assert live.stalled(99.95, 100.021)
     assert live.read()[1:] == (100.02 - 0.12, 100.02)
+
+
+def test_a_cycle_whose_request_the_thread_has_not_taken_yet_is_not_the_devices():
+    # Held back in bursts shorter than a gap, the thread passes its loop often enough, yet the
+    # cycle's request still waits in its queue: the missing reply is the host's doing. Once it has
+    # taken the request (and sent what fell due), a missing reply is the device's.
+    live = _live(100.0)
+    live.beat(100.010)
+    live.progress(100.009, float("inf"))           # has taken what arrived up to 100.009
+    assert live.stalled(100.010, 100.018, sent=100.0101)
+    assert not live.stalled(100.010, 100.018)      # nothing awaited a reply: nothing to have taken
+    live.beat(100.012)
+    live.progress(100.0102, float("inf"))          # took the request; the device did not answer
+    assert not live.stalled(100.010, 100.018, sent=100.0101)
+
+
+def test_a_reply_held_back_past_its_due_time_is_the_hosts_doing():
+    live = _live(100.0)
+    live.beat(100.010)
+    live.progress(100.0102, 100.0104)   # the reply, with its modelled latency, falls due at 100.0104
+    assert not live.stalled(100.010, 100.0104 + DUE_SLACK * 0.5, sent=100.0101)
+    assert live.stalled(100.010, 100.0104 + DUE_SLACK * 3, sent=100.0101)   # not sent: held back
+    live.progress(100.0102, float("inf"))                                   # sent
+    assert not live.stalled(100.010, 100.0104 + DUE_SLACK * 3, sent=100.0101)
+
+
+def test_drops_are_recorded_as_a_gap_and_by_their_time():
+    live = _live(100.0)
+    assert live.last_drop() == 0.0
+    live.beat(100.19)
+    live.dropped(100.2, 0.08)
+    assert live.last_drop() == 100.2
+    assert live.read()[1:] == (100.2 - 0.08, 100.2)
+    assert live.stalled(100.19, 100.205)

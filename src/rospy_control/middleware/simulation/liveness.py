@@ -37,7 +37,7 @@ import tempfile
 import time
 from typing import Optional, Tuple
 
-__all__ = ["Liveness", "SharedLiveness", "liveness_path", "GAP", "DEAD_AFTER"]
+__all__ = ["Liveness", "SharedLiveness", "liveness_path", "GAP", "DEAD_AFTER", "DUE_SLACK"]
 
 #: a loop pass this long after the previous one means the thread did not run in between (the loop
 #: passes at least every SimulatedFirmware.IDLE_WAKE = 20 ms when it does)
