@@ -51,8 +51,7 @@ class SimulatedFirmware:
     #: this thread runs
     STOP_DRAIN = 0.5
     #: a frame that waited longer than this for the thread (a host that starved the simulator) is
-    #: dropped unanswered, with every frame queued behind it (the thread catches up at once), as a
-    #: CAN controller's full receive FIFO drops what it cannot take: a real
+    #: dropped unanswered, as a CAN controller's full receive FIFO drops what it cannot take: a real
     #: device never answers a frame seconds old, and a simulator working through a backlog would
     #: run every device that much behind the driver (s; above liveness.GAP, so every such drop is
     #: excused as the stall it is)
@@ -294,14 +293,6 @@ class SimulatedFirmware:
             lat += unit.fault_value if unit.fault_value is not None else 0.05
         return lat
 
-    @staticmethod
-    def _drop_queued(recv: Callable[[float], Optional[can.Message]]) -> int:
-        """Drop every frame already received and not yet handled; how many."""
-        n = 0
-        while recv(0.0) is not None:
-            n += 1
-        return n
-
     def _run(self) -> None:
         bus = self._bus
         assert bus is not None, "start() opens the bus before it starts this thread"
@@ -352,13 +343,11 @@ class SimulatedFirmware:
                     taken = now - lag
                     if lag > LAG_GAP:
                         if lag > stale_after and drain_end is None:
-                            # Catch up at once: drop this frame and everything queued behind it.
-                            # Dropping only the frames past the limit would leave the thread hovering
-                            # at it, answering some frames of each cycle and dropping others -- the
-                            # same ones cycle after cycle (a SYNC, one motor's command), which looks
-                            # like one silent device.  A burst lost, then every frame answered, is
-                            # what a stall looks like, and is excused as one.
-                            self.frames_stale += 1 + self._drop_queued(recv)
+                            # Dropped unanswered; the frames queued behind it that are fresh enough
+                            # are still taken (a stop frame sent just now reaches its motor).  A
+                            # thread that stays at the limit drops some frames of every cycle: each
+                            # drop is recorded, so the driver excuses the silence it causes.
+                            self.frames_stale += 1
                             dropped(now, lag)
                             msg = None
                             taken = last_taken   # dropped unanswered: not taken
