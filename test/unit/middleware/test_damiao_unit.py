@@ -289,7 +289,8 @@ def test_the_late_answer_to_the_disable_sent_on_fault_does_not_fail_the_reset():
         data = bytes(msg.data)
         if msg.arbitration_id == dm.REGISTER_ID:
             sid, cmd, rid, raw = dm.unpack_register_request(data)
-            u.on_frame(u.master_id, dm.pack_register_reply(sid, cmd, rid, dm.decode_register_value(rid, raw)), t)
+            value = dm.decode_register_value(rid, raw)
+            u.on_frame(u.master_id, dm.pack_register_reply(sid, cmd, rid, value), t)
         else:
             u.on_frame(u.master_id, dm.pack_reply(1, dm.STATE_ENABLED, 0, 0, 0, ranges), t)
         u.end_cycle(t)
