@@ -252,6 +252,47 @@ def _heartbeat(axis, state, error=0, firmware="0.6"):
     return axis._ids[od.CMD_HEARTBEAT], od.pack_heartbeat(firmware, error, state)
 
 
+def test_a_lost_set_axis_state_is_sent_again_with_the_sequence():
+    # Set_Axis_State is not acknowledged: an axis still IDLE, with no procedure running, a while
+    # after the request did not get it (a frame lost on the bus). The start-up sequence is sent
+    # again (a lost gain or controller-mode frame with it), and the axis then enters closed loop.
+    from rospy_control.middleware.units.odrive import OdriveAxis
+    axis = OdriveAxis("a", node_id=2, firmware="0.6", pos_gain=30.0)
+    t = [0.0]
+
+    def cycle():
+        t[0] += 0.005
+        msg = axis.poll(t[0])
+        axis.end_cycle(t[0], True)
+        return None if msg is None else (msg.arbitration_id, bytes(msg.data))
+
+    axis.activate(0.0, True, 0.1, 0.005)
+    cycle()
+    axis.on_frame(0x049, od.pack_encoder_estimates(0.25, 0.0), t[0])
+    first = []
+    while not first or first[-1] != (0x047, bytes.fromhex("08000000")):
+        first.append(cycle())
+        assert len(first) < 10, first
+    requested = t[0]
+    while t[0] - requested < OdriveAxis.STATE_RETRY - 0.01:   # IDLE, but not for long yet: no retry
+        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_IDLE), t[0])
+        assert cycle()[0] != 0x058
+    assert axis.state_retries == 0
+    t[0] = requested + OdriveAxis.STATE_RETRY
+    axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_IDLE), t[0])
+    again = []
+    while not again or again[-1] != (0x047, bytes.fromhex("08000000")):
+        again.append(cycle())
+        assert len(again) < 10, again
+    assert axis.state_retries == 1
+    assert again == first[-len(again):] and again[0] == (0x058, b"\x00")   # Clear_Errors first again
+    for _ in range(2):
+        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_CLOSED_LOOP_CONTROL), t[0])
+        cycle()
+    s = axis.state()
+    assert s.enabled and not s.fault
+
+
 def test_start_up_and_mode_switch_sequence_frame_by_frame():
     from rospy_control.middleware.units.odrive import OdriveAxis
     axis = OdriveAxis("a", node_id=2, firmware="0.6", pos_gain=30.0, vel_gain=0.5, vel_integrator_gain=1.0)

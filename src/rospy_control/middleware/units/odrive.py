@@ -21,9 +21,11 @@ arrive and polls nothing.  What it sends, one frame per channel cycle:
 * at start-up and as the reset probe, a sequence outside the control path, one frame per cycle:
   ``Clear_Errors``, the configured gains (``Set_Pos_Gain``, ``Set_Vel_Gains``), ``Set_Controller_Mode``,
   the first setpoint, then ``Set_Axis_State(CLOSED_LOOP_CONTROL)``; the axis is enabled when two
-  consecutive heartbeats show CLOSED_LOOP_CONTROL without error.  If that does not happen within
-  ``state_timeout`` the unit faults with a message naming the axis, its node and what the heartbeat
-  shows; the control loop never waits for it;
+  consecutive heartbeats show CLOSED_LOOP_CONTROL without error.  A heartbeat still showing IDLE,
+  with no procedure running, :attr:`OdriveAxis.STATE_RETRY` after the request means the request was
+  lost: the sequence is sent again.  If closed loop is not confirmed within ``state_timeout`` the
+  unit faults with a message naming the axis, its node and what the heartbeat shows; the control loop
+  never waits for it;
 * ``Set_Axis_State(IDLE)`` once on a fault and at shutdown; ``Estop`` on :meth:`OdriveAxis.estop`.
 
 **Liveness** is "the cyclic frames keep arriving", judged once per cycle as every unit is judged: a
@@ -100,6 +102,10 @@ class OdriveAxis(RequestReplyActuator):
     DEFAULT_STATE_TIMEOUT = 2.0      # s to confirm closed loop
     #: heartbeats in a row that confirm an axis state (the heartbeat carries no sequence number)
     CONFIRM_HEARTBEATS = 2
+    #: Set_Axis_State is not acknowledged: an axis whose heartbeat still shows IDLE, with no
+    #: procedure running, this long (s) after the request did not get it (a frame lost on the bus),
+    #: and the start-up sequence is sent again, until ``state_timeout``
+    STATE_RETRY = 0.25
 
     _state: MotorState
 
@@ -149,6 +155,9 @@ class OdriveAxis(RequestReplyActuator):
         self._pre_ctrl: Optional[int] = None
         self._setpoint_sent = False
         self._state_requested = False
+        self._state_req_t = 0.0
+        #: start-up sequences sent again because the axis stayed IDLE after Set_Axis_State
+        self.state_retries = 0
         self._hb_matches = 0
         self._hb_since_clear = 0
         self._confirm: Optional[Tuple[ControlMode, int]] = None   # (mode, heartbeats still needed)
@@ -356,6 +365,18 @@ class OdriveAxis(RequestReplyActuator):
         self._enabled = False
         self._probe_t = now
 
+    def _send_sequence_again(self, now: float) -> None:
+        """The axis did not act on Set_Axis_State: send the whole sequence again (a lost Clear_Errors,
+        gain or controller-mode frame is sent again with it); the ``state_timeout`` runs on."""
+        self.state_retries += 1
+        waited = 1000.0 * (now - self._state_req_t)
+        started = self._probe_t
+        self._start_sequence(now)
+        self._probe_t = started
+        logger.warning("ODrive axis '%s' (node %d): still IDLE %.0f ms after "
+                       "Set_Axis_State(CLOSED_LOOP_CONTROL); sending the start-up sequence again",
+                       self.name, self.node_id, waited)
+
     def poll(self, now: float) -> Optional[can.Message]:
         self._published_mode = self._state.mode
         if self._reset_req != self._reset_seen:
@@ -393,6 +414,7 @@ class OdriveAxis(RequestReplyActuator):
             self._pre_ctrl = ctrl
         elif self._phase == _ARMING and self._setpoint_sent and not self._state_requested:
             self._state_requested = True
+            self._state_req_t = now
             self._hb_matches = 0
             return self._frame(od.CMD_SET_AXIS_STATE, self.enable_frame())
         else:
@@ -528,6 +550,10 @@ class OdriveAxis(RequestReplyActuator):
             return
         if self._phase == _ARMING:
             if not self._state_requested:
+                return
+            if hb.axis_state == od.AXIS_STATE_IDLE and not busy and not err \
+                    and now - self._state_req_t >= self.STATE_RETRY:
+                self._send_sequence_again(now)
                 return
             if closed and not busy and not err:
                 self._hb_matches += 1
