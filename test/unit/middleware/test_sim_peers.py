@@ -137,6 +137,39 @@ def test_a_frame_that_waited_too_long_for_the_simulator_is_dropped_as_a_stall(fi
     assert start < fw.liveness.last_drop() < time.perf_counter()
 
 
+def test_a_command_step_is_not_measured_across_a_frame_the_simulator_dropped():
+    # The command statistics measure what the driver sent (its step cap): a frame the simulator
+    # dropped because the host starved it breaks the chain, so the step to the next frame is not
+    # counted as one the driver sent.
+    from rospy_control.middleware import Motor
+    from rospy_control.middleware.protocols import mit
+    motor = Motor("m1", 1)
+    fw = SimulatedFirmware("bus", [motor], SimulationSettings())
+    channel = f"drop-{uuid.uuid4().hex[:8]}"
+    fw.start(channel)
+    bus = can.Bus(interface="virtual", channel=channel, preserve_timestamps=True)
+    lim = motor.limits
+
+    def send(data: bytes, age: float = 0.0) -> None:
+        bus.send(can.Message(arbitration_id=1, is_extended_id=False, data=data, timestamp=time.time() - age))
+        _collect(bus, 0.05)
+
+    try:
+        send(mit.ENTER_MOTOR_MODE)
+        send(mit.pack_command(0.00, 0.0, 20.0, 0.5, 0.0, lim))
+        send(mit.pack_command(0.02, 0.0, 20.0, 0.5, 0.0, lim))
+        send(mit.pack_command(0.04, 0.0, 20.0, 0.5, 0.0, lim), age=0.5)     # dropped: 0.5 s old
+        send(mit.pack_command(0.06, 0.0, 20.0, 0.5, 0.0, lim))
+        send(mit.pack_command(0.08, 0.0, 20.0, 0.5, 0.0, lim))
+        stats = fw.motors[1].cstats
+        assert fw.frames_stale == 1
+        assert stats.max_step == pytest.approx(0.02, abs=2e-3)                # never 0.04 across the drop
+        assert stats.last_p_des == pytest.approx(0.08, abs=2e-3)
+    finally:
+        bus.shutdown()
+        fw.stop()
+
+
 def test_joint_model_reads_the_simulation_element_joint_side():
     from rospy_control.middleware.config import ElementInfo
 

@@ -349,6 +349,12 @@ class SimulatedFirmware:
                             # drop is recorded, so the driver excuses the silence it causes.
                             self.frames_stale += 1
                             dropped(now, lag)
+                            if not msg.is_extended_id:
+                                m = motors.get(msg.arbitration_id)
+                                if m is not None:
+                                    # the chain of commands it received is broken by this drop, not
+                                    # by the driver: the next step is not measured across it
+                                    m.cstats.prev = None
                             msg = None
                             taken = last_taken   # dropped unanswered: not taken
                         else:
