@@ -252,34 +252,42 @@ def _heartbeat(axis, state, error=0, firmware="0.6"):
     return axis._ids[od.CMD_HEARTBEAT], od.pack_heartbeat(firmware, error, state)
 
 
+class HandDriven:
+    """An axis driven by hand, one 5 ms cycle per :meth:`cycle` (the frame it sent, or None)."""
+
+    def __init__(self, **kw) -> None:
+        from rospy_control.middleware.units.odrive import OdriveAxis
+        self.axis = OdriveAxis("a", node_id=2, firmware="0.6", **kw)
+        self.t = 0.0
+        self.axis.activate(0.0, True, 0.1, 0.005)
+
+    def cycle(self):
+        self.t += 0.005
+        msg = self.axis.poll(self.t)
+        self.axis.end_cycle(self.t, True)
+        return None if msg is None else (msg.arbitration_id, bytes(msg.data))
+
+
 def test_a_lost_set_axis_state_is_sent_again_with_the_sequence():
     # Set_Axis_State is not acknowledged: an axis still IDLE, with no procedure running, a while
     # after the request did not get it (a frame lost on the bus). The start-up sequence is sent
     # again (a lost gain or controller-mode frame with it), and the axis then enters closed loop.
     from rospy_control.middleware.units.odrive import OdriveAxis
-    axis = OdriveAxis("a", node_id=2, firmware="0.6", pos_gain=30.0)
-    t = [0.0]
-
-    def cycle():
-        t[0] += 0.005
-        msg = axis.poll(t[0])
-        axis.end_cycle(t[0], True)
-        return None if msg is None else (msg.arbitration_id, bytes(msg.data))
-
-    axis.activate(0.0, True, 0.1, 0.005)
+    rig = HandDriven(pos_gain=30.0)
+    axis, cycle = rig.axis, rig.cycle
     cycle()
-    axis.on_frame(0x049, od.pack_encoder_estimates(0.25, 0.0), t[0])
+    axis.on_frame(0x049, od.pack_encoder_estimates(0.25, 0.0), rig.t)
     first = []
     while not first or first[-1] != (0x047, bytes.fromhex("08000000")):
         first.append(cycle())
         assert len(first) < 10, first
-    requested = t[0]
-    while t[0] - requested < OdriveAxis.STATE_RETRY - 0.01:   # IDLE, but not for long yet: no retry
-        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_IDLE), t[0])
+    requested = rig.t
+    while rig.t - requested < OdriveAxis.STATE_RETRY - 0.01:   # IDLE, but not for long yet: no retry
+        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_IDLE), rig.t)
         assert cycle()[0] != 0x058
     assert axis.state_retries == 0
-    t[0] = requested + OdriveAxis.STATE_RETRY
-    axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_IDLE), t[0])
+    rig.t = requested + OdriveAxis.STATE_RETRY
+    axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_IDLE), rig.t)
     again = []
     while not again or again[-1] != (0x047, bytes.fromhex("08000000")):
         again.append(cycle())
@@ -287,26 +295,17 @@ def test_a_lost_set_axis_state_is_sent_again_with_the_sequence():
     assert axis.state_retries == 1
     assert again == first[-len(again):] and again[0] == (0x058, b"\x00")   # Clear_Errors first again
     for _ in range(2):
-        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_CLOSED_LOOP_CONTROL), t[0])
+        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_CLOSED_LOOP_CONTROL), rig.t)
         cycle()
     s = axis.state()
     assert s.enabled and not s.fault
 
 
 def test_start_up_and_mode_switch_sequence_frame_by_frame():
-    from rospy_control.middleware.units.odrive import OdriveAxis
-    axis = OdriveAxis("a", node_id=2, firmware="0.6", pos_gain=30.0, vel_gain=0.5, vel_integrator_gain=1.0)
-    t = [0.0]
-
-    def cycle():
-        t[0] += 0.005
-        msg = axis.poll(t[0])
-        axis.end_cycle(t[0], True)
-        return None if msg is None else (msg.arbitration_id, bytes(msg.data))
-
-    axis.activate(0.0, True, 0.1, 0.005)
+    rig = HandDriven(pos_gain=30.0, vel_gain=0.5, vel_integrator_gain=1.0)
+    axis, cycle = rig.axis, rig.cycle
     assert cycle() is None                          # nothing before the first encoder estimate
-    axis.on_frame(0x049, od.pack_encoder_estimates(0.25, 0.0), t[0])
+    axis.on_frame(0x049, od.pack_encoder_estimates(0.25, 0.0), rig.t)
     sent = [cycle() for _ in range(6)]
     assert sent == [
         (0x058, b"\x00"),                                               # Clear_Errors (0.6: DLC 1)
@@ -319,7 +318,7 @@ def test_start_up_and_mode_switch_sequence_frame_by_frame():
     assert cycle() == (0x047, bytes.fromhex("08000000"))               # Set_Axis_State(CLOSED_LOOP)
     assert not axis.state().enabled
     for _ in range(2):                                                  # two heartbeats confirm it
-        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_CLOSED_LOOP_CONTROL), t[0])
+        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_CLOSED_LOOP_CONTROL), rig.t)
         cycle()
     assert axis.state().enabled
     # a position command: its setpoint first (from the measured 0.25 turn = pi/2 rad), then the mode
@@ -330,16 +329,16 @@ def test_start_up_and_mode_switch_sequence_frame_by_frame():
     assert cycle() == (0x04C, od.pack_set_input_pos(0.25, 0.0, 0.0))
     assert not axis.mode_confirmed(ControlMode.POSITION)
     for _ in range(2):   # the first heartbeat after the switch may predate it: the second confirms
-        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_CLOSED_LOOP_CONTROL), t[0])
+        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_CLOSED_LOOP_CONTROL), rig.t)
         cycle()
     cycle()              # ... once the channel published the cycle that received it
     assert axis.mode_confirmed(ControlMode.POSITION)
     # 0.6 Get_Torques, when the ODrive sends it cyclically, is the measured effort
-    axis.on_frame(0x05C, od.pack_float_pair(0.1, 0.3), t[0])
-    assert axis.end_cycle(t[0], True).effort == pytest.approx(0.3)
+    axis.on_frame(0x05C, od.pack_float_pair(0.1, 0.3), rig.t)
+    assert axis.end_cycle(rig.t, True).effort == pytest.approx(0.3)
     # the axis dropping out of closed loop is a fault that says so
-    axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_IDLE), t[0])
-    s = axis.end_cycle(t[0], True)
+    axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_IDLE), rig.t)
+    s = axis.end_cycle(rig.t, True)
     assert s.fault and s.fault_reason == "ODrive axis left CLOSED_LOOP_CONTROL: heartbeat shows IDLE"
     assert cycle() == (0x047, bytes.fromhex("01000000"))               # Set_Axis_State(IDLE), once
     assert cycle() is None
