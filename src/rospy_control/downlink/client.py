@@ -265,8 +265,9 @@ class BoardClient:
         with self._lock:
             sock, self._sock = self._sock, None
             was = self._connected.is_set()
-            if was and notify:       # said before anyone can see the connection gone
+            if was and notify:       # said and listed before anyone can see the connection gone
                 self.last_error = f"board {self.board_name}: {why}"
+                self.faults.append(("CONNECTION_LOST", self.last_error, ""))
             self._connected.clear()
             waiters = list(self._waiters.values())
             self._waiters.clear()
@@ -282,7 +283,7 @@ class BoardClient:
             w[0].set()
         if was and notify:
             log.error("%s", self.last_error)
-            self._record_fault("CONNECTION_LOST", self.last_error, "")
+            self._notify_fault("CONNECTION_LOST", self.last_error, "")
             for h in handles:
                 h._finish("ABORTED", "CONNECTION_LOST", f"board {self.board_name}: {why} during goal "
                           f"{h.goal_id}; the board ramps to a stop by itself")
@@ -339,6 +340,9 @@ class BoardClient:
 
     def _record_fault(self, code: str, text: str, axis: str) -> None:
         self.faults.append((code, text, axis))
+        self._notify_fault(code, text, axis)
+
+    def _notify_fault(self, code: str, text: str, axis: str) -> None:
         for cb in list(self.fault_callbacks):
             try:
                 cb(code, text, axis)
