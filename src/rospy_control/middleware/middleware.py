@@ -350,8 +350,9 @@ class Middleware:
         """Open every bus, start the simulators and one read/write thread per channel.
 
         :param enable_motors: send enter-motor-mode and commands; ``False`` only listens.
-        :param wait: return once every unit has answered (or faulted), at most after 1 s, so the first
-            :meth:`snapshot` holds real values.
+        :param wait: return once every unit has answered and every actuator confirmed it is enabled
+            (or faulted), at most after 1 s or the actuators' longest ``startup_timeout``, so the first
+            :meth:`snapshot` holds real values and the motors can follow a command.
         :raises CommunicationError: a bus cannot be opened (everything opened so far is closed again).
         """
         if self._closed:
@@ -405,17 +406,35 @@ class Middleware:
                     len(self.channels), where)
 
     def _wait_ready(self, enabled: bool, timeout: float = 1.0) -> None:
-        """Wait until each channel published a cycle in which every unit had answered or faulted."""
-        end = time.monotonic() + timeout
+        """Wait until each channel published a cycle in which every unit had answered or faulted and,
+        with ``enabled``, every actuator confirmed it is enabled (or faulted): ``timeout`` at most, or
+        the longest ``startup_timeout`` of the actuators (a CANopen drive's boot-up and SDO
+        configuration take longer than a request/reply motor's enable).  An actuator still starting
+        after that is named in a warning; its joints take no trajectory until it is enabled."""
+        start = time.monotonic()
+        end = start + timeout
         for ch in self.channels.values():
             ch.wait_first_cycle(max(0.0, end - time.monotonic()))
         if not enabled:
             return
-        while time.monotonic() < end:
-            snap = self.snapshot()
-            if all(s is None or s.received or s.fault for s in snap.states.values()):
-                return
-            time.sleep(0.001)
+        actuators = {u.name for u in self.motors()}
+        end = start + max([timeout] + [u.startup_timeout for u in self.motors()])
+
+        def starting(name: str, s: Any) -> bool:
+            if s is None or s.fault:
+                return False
+            return not s.received or (name in actuators and not s.enabled)
+
+        waiting: List[str] = []
+        while True:
+            waiting = [n for n, s in self.snapshot().states.items() if starting(n, s)]
+            if not waiting or time.monotonic() >= end:
+                break
+            time.sleep(0.002)
+        if waiting:
+            logger.warning("middleware '%s': %s not enabled %.1f s after start-up; their joints take no "
+                           "trajectory until they are", self.name, ", ".join(f"'{n}'" for n in waiting),
+                           time.monotonic() - start)
 
     def shutdown(self) -> None:
         """Stop the threads, send exit-motor-mode to every motor, close buses and simulators.

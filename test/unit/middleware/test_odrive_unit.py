@@ -190,6 +190,16 @@ def test_closed_loop_that_never_confirms_is_a_clear_error(make_mw):
     assert "procedure result BUSY" in reason
 
 
+def test_start_returns_once_the_axis_is_in_closed_loop(make_mw):
+    """An axis whose closed loop takes longer than a request/reply motor's enable (a procedure on the
+    way): the middleware's start waits for it, so nothing is offered before the axis can follow."""
+    mw = make_mw(odrive_xml("0.6", attrs='state_timeout="2.0"', sim='state_delay="1.2"'))
+    assert mw.unit("a1").startup_timeout == pytest.approx(2.5)
+    mw.start()
+    s = mw.snapshot()["a1"]
+    assert s.enabled and not s.fault, s
+
+
 def test_estop_faults_naming_it_and_reset_clears_it(make_mw):
     mw = started(make_mw, odrive_xml("0.6"))
     mw.unit("a1").estop()

@@ -149,6 +149,16 @@ class ActuatorUnit(CanUnit, abc.ABC):
     watchdog_mode_explicit: bool = False
     #: commands dropped because a value was NaN or infinite
     rejected_commands: int = 0
+    #: seconds the device may need from activation until it confirms it is enabled (a protocol
+    #: whose start-up takes longer, e.g. CANopen's boot-up and SDO configuration, says so)
+    STARTUP_TIMEOUT: ClassVar[float] = 2.0
+
+    @property
+    def startup_timeout(self) -> float:
+        """How long :meth:`Middleware.start <rospy_control.middleware.Middleware.start>` waits at most
+        for this device to confirm it is enabled (``state().enabled``) or to fault; until then its
+        joints take no trajectory."""
+        return self.STARTUP_TIMEOUT
 
     # -- state ----------------------------------------------------------------------------------------
     def state(self) -> MotorState:

@@ -235,6 +235,12 @@ class CanUnit(HardwareUnit):
         return self._fault
 
     @property
+    def active(self) -> bool:
+        """Activated to command the device (False before :meth:`activate`, after :meth:`deactivate`,
+        and when listening only)."""
+        return self._active
+
+    @property
     def fault_reason(self) -> str:
         return self._fault_reason
 

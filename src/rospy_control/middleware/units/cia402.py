@@ -347,6 +347,12 @@ class Cia402Drive(ActuatorUnit):
         return unit
 
     @property
+    def startup_timeout(self) -> float:
+        """Boot-up, one SDO transfer that needs its repetition, and the 402 state machine's
+        transitions: the bound after which a drive that has not come up has faulted naming why."""
+        return self.boot_timeout + self.SDO_TRIES * self.sdo_timeout + 4 * self.transition_timeout
+
+    @property
     def effort_range(self) -> Tuple[float, float]:
         t = self.scale.permille_to_nm(self.max_torque)
         return (-abs(t), abs(t))

@@ -242,6 +242,11 @@ class OdriveAxis(RequestReplyActuator):
         return {}
 
     @property
+    def startup_timeout(self) -> float:
+        """Closed loop is confirmed within ``state_timeout`` (else the axis faults naming its state)."""
+        return self.state_timeout + 0.5
+
+    @property
     def effort_range(self) -> Tuple[float, float]:
         t = self.torque_limit * self.ratio
         return (-t, t)
