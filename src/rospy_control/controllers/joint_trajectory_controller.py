@@ -155,7 +155,7 @@ from rospy_control.controllers.pid import Pid
 from rospy_control.exceptions import ConfigError, ControllerError
 from rospy_control.hardware_interface import (
     EffortJointInterface, JointHandle, PositionJointInterface, PosVelAccJointInterface, PosVelJointInterface,
-    VelocityJointInterface,
+    VelocityJointInterface, joint_fault_text,
 )
 from rospy_control.log import Throttle, get_logger
 from rospy_control.trajectory import (
@@ -442,7 +442,7 @@ class JointTrajectoryController(Controller):
         for name, handle in zip(self.joint_names, self.handles):
             fault = handle.get_fault()
             if fault is not None:
-                return f"joint '{name}' is in hardware fault ({fault})"
+                return joint_fault_text(name, fault)
         return None
 
     def update(self, time: float, period: float) -> None:

@@ -74,6 +74,7 @@ from rospy_control.controllers.joint_trajectory_controller import (
     DEFAULT_ACTION_MONITOR_RATE, DEFAULT_STATE_PUBLISH_RATE, TrajectoryRosApi,
 )
 from rospy_control.exceptions import ConfigError
+from rospy_control.hardware_interface import joint_fault_text
 from rospy_control.hardware_interface.joint_trajectory_interface import (
     ExecutionReport, ExecutionState, JointTrajectoryInterface, TrajectoryDevice, TrajectoryPointData,
     TrajectoryRequest,
@@ -247,7 +248,7 @@ class JointTrajectoryController(Controller):
         for name, handle in zip(self.joint_names, self.handles):
             fault = handle.get_fault()
             if fault is not None:
-                return f"joint '{name}' is in hardware fault ({fault})"
+                return joint_fault_text(name, fault)
         return None
 
     # ------------------------------------------------------------------------------ callbacks side

@@ -52,8 +52,10 @@ from rospy_control.hardware_interface.handles import (
     JointModeData,
     JointModeHandle,
     JointStateHandle,
+    NOT_READY,
     PosVelAccJointHandle,
     PosVelJointHandle,
+    joint_fault_text,
 )
 from rospy_control.hardware_interface.interfaces import (
     ActuatorCommandInterface,
@@ -149,8 +151,9 @@ __all__ = [
     "HardwareInterfaceError", "ImuSensorData", "ImuSensorHandle", "ImuSensorInterface", "INTERFACES",
     "InterfaceManager", "InterfaceResources", "JointCommandInterface", "JointCommandModes", "JointData",
     "JointHandle", "JointModeData", "JointModeHandle", "JointModeInterface", "JointStateHandle",
-    "JointStateInterface", "ParamNodeHandle", "PositionActuatorInterface", "PositionJointInterface",
+    "JointStateInterface", "NOT_READY",
+    "ParamNodeHandle", "PositionActuatorInterface", "PositionJointInterface",
     "PosVelAccJointHandle", "PosVelAccJointInterface", "PosVelJointHandle", "PosVelJointInterface",
     "ResourceManager", "ROBOT_HW", "RobotHW", "SwitchState", "VelocityActuatorInterface",
-    "VelocityJointInterface", "filter_controller_list", "resolve_interface",
+    "VelocityJointInterface", "filter_controller_list", "joint_fault_text", "resolve_interface",
 ]

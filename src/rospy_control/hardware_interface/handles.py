@@ -41,9 +41,21 @@ __all__ = [
     "ForceTorqueSensorHandle",
     "ContactSensorHandle",
     "JointModeHandle",
+    "NOT_READY",
+    "joint_fault_text",
 ]
 
 _NAN = float("nan")
+
+#: how a ``fault`` begins that says the hardware has not come up yet (still starting, not broken)
+NOT_READY = "not ready: "
+
+
+def joint_fault_text(joint: str, fault: str) -> str:
+    """Why ``joint`` cannot move, for a controller's message: ``fault`` as a data object holds it."""
+    if fault.startswith(NOT_READY):
+        return f"joint '{joint}' is not ready ({fault[len(NOT_READY):]})"
+    return f"joint '{joint}' is in hardware fault ({fault})"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -64,8 +76,9 @@ class _MotionData:
         ``command_effort`` are also where the transmission interface loader keeps a joint's separate
         position, velocity and effort commands (ros_control's ``RawJointData``).
     :ivar fault: ``None`` while the hardware behind this joint/actuator is healthy, else the reason
-        it is in fault (set by the RobotHW in ``read``; beyond ros_control, so that a controller can
-        abort instead of commanding a dead joint).
+        it is in fault, or, beginning with :data:`NOT_READY`, why it has not come up yet (set by the
+        RobotHW in ``read``; beyond ros_control, so that a controller can abort, or refuse a goal,
+        instead of commanding a dead or not yet enabled joint).
     """
 
     __slots__ = (

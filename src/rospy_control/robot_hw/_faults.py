@@ -3,12 +3,22 @@
 A group whose motor goes to FAULT stops commanding it; its healthy motors hold where they were
 commanded (position mode) or measured.  When every motor of the group is back, the group restarts from
 the measured position and the controllers are asked to restart (:meth:`FaultTracker.consume_reset_request`).
+
+A group is *ready* once each of its motors has reported its position and confirmed it is enabled (or
+faulted; a motor that only listens needs no enable).  Until then it gets no commands and its joints'
+``fault`` says so (beginning with :data:`~rospy_control.hardware_interface.NOT_READY`): a trajectory
+controller refuses goals for them instead of running one against a motor that cannot follow yet (a
+CANopen drive still in its SDO configuration, an ODrive axis not yet in closed loop).  A group that
+becomes ready after the controllers started restarts from the measured position as after a fault, so
+no controller holds a position it took before the motor had reported one.  Readiness is latched: a
+motor that later re-enables on its own (a firmware timeout after a host stall) is not "starting" again.
 """
 from __future__ import annotations
 
 from math import isfinite
 from typing import Dict
 
+from rospy_control.hardware_interface import NOT_READY
 from rospy_control.log import Throttle, get_logger
 from rospy_control.middleware import ControlMode
 from rospy_control.robot_hw._records import Actuator, Records
@@ -30,16 +40,34 @@ class FaultTracker:
         self._throttle = throttle
         self.faulted_joints: Dict[str, str] = {}
         self._reset_request = False
+        #: set by the RobotHW after its first complete read: a group that becomes ready later restarts
+        self.settled = False
+        for g in self._groups:
+            self._mark_starting(g)
+
+    @staticmethod
+    def _mark_starting(g) -> None:
+        who = ", ".join(f"'{a.name}'" for a in g.actuators if not a.received)
+        why = f"{NOT_READY}motor(s) {who} not enabled yet (starting up)"
+        for j in g.joints:
+            j.data.fault = why
 
     def actuator_changed(self, act: Actuator, s) -> None:
-        """The motor's snapshot state ``s`` changed its ``fault`` or ``received`` flag."""
-        act.received = s.received
+        """The motor's snapshot state ``s`` changed its ``fault`` flag, or its ``received`` flag
+        differs from the actuator's readiness (``act.received``: position reported and enabled)."""
+        act.received = s.received and (s.enabled or s.fault or not act.motor.active)
         act.fault = s.fault
         act.fault_reason = s.fault_reason
         g = act.group
         if g is None:
             return
+        was_ready = g.ready
         g.ready = all(a.received for a in g.actuators)
+        if g.ready and not was_ready and self.settled:
+            g.reseed = True
+            self._reset_request = True
+            logger.info("joint(s) %s: motors enabled; commands start from the measured position",
+                        ", ".join(j.name for j in g.joints))
         faulted = any(a.fault for a in g.actuators)
         if faulted and not g.faulted:
             g.faulted = True
@@ -60,6 +88,9 @@ class FaultTracker:
             j.name: "; ".join(f"motor '{a.name}': {a.fault_reason}" for a in grp.actuators if a.fault)
             for grp in self._groups if grp.faulted for j in grp.joints}
         # Controllers see it through JointStateHandle.get_fault() (the JTC aborts its goal).
+        if not g.ready and not g.faulted:
+            self._mark_starting(g)
+            return
         for j in g.joints:
             j.data.fault = self.faulted_joints.get(j.name)
 

@@ -358,6 +358,7 @@ class MiddlewareRobotHW(RobotHW):
             s = states[name]
             contact.in_contact = s.in_contact
             contact.force = s.force
+        self._faults.settled = True
         try:
             mw.check()
         except CommunicationError as err:

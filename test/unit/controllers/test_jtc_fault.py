@@ -54,3 +54,20 @@ def test_goals_are_refused_while_a_joint_is_in_fault_and_accepted_after(arm):
     rig.run(2.0, until=goal.is_done)
     assert goal.get_goal_status() == GoalStatus.SUCCEEDED
     assert rig.robot.positions() == pytest.approx([0.2, 0.2], abs=0.01)
+
+
+def test_goals_are_refused_while_a_joint_is_not_ready_and_the_refusal_says_so(arm):
+    from rospy_control.hardware_interface import NOT_READY
+    rig, _ = arm
+    rig.robot.state["joint2"].fault = NOT_READY + "motor(s) 'm2' not enabled yet (starting up)"
+    refused = rig.client().send_goal(fjt_goal(traj(J, [pt([0.2, 0.2], 0.5)])))
+    rig.run(0.05)
+    assert refused.get_goal_status() == GoalStatus.REJECTED
+    text = refused.get_result().error_string
+    assert refused.get_result().error_code == R.INVALID_GOAL
+    assert "joint 'joint2' is not ready (motor(s) 'm2' not enabled yet (starting up))" in text, text
+    assert "hardware fault" not in text
+    rig.robot.state["joint2"].fault = None                 # enabled
+    goal = rig.client().send_goal(fjt_goal(traj(J, [pt([0.2, 0.2], 0.5)])))
+    rig.run(2.0, until=goal.is_done)
+    assert goal.get_goal_status() == GoalStatus.SUCCEEDED

@@ -105,3 +105,40 @@ def test_published_diagnostics_levels(make_hw):
     status = hw.status()
     assert status["motors"]["m2"]["temperature"] == 35.0 and status["motors"]["m2"]["mode"] == "POSITION"
     assert status["sensors"]["touch"]["frame_id"] == "foot"
+
+
+def test_a_joint_whose_motor_is_not_enabled_yet_is_not_ready_and_restarts_when_it_is(make_hw, caplog):
+    """The middleware was started without waiting: an ODrive axis that reports its position but
+    enters closed loop only later.  Its joint is not ready (no commands, controllers see why) and,
+    once the axis is enabled, restarts from the measured position like a recovered one."""
+    from rospy_control.hardware_interface import NOT_READY
+    xml = ('<hardware name="t"><channel name="bus" interface="socketcan" channel="can9" rate="500" '
+           'fault_timeout="0.1"><simulation rate="2000"/></channel>'
+           '<unit name="a1" type="rospy_control/OdriveAxis" channel="bus" node_id="1" joint="j1" '
+           'firmware="0.6" '
+           'heartbeat_rate="0.02" pos_gain="40" vel_gain="2" vel_integrator_gain="0">'
+           '<simulation inertia="0.01" damping="0.05" friction="0.02" state_delay="0.6"/></unit>'
+           '</hardware>')
+    hw = make_hw(xml, urdf(joint("j1")), start=False)
+    mw = hw.middleware
+    mw.start(wait=False)
+    axis = mw.motor("a1")
+    sent = spy(axis, "set_command") + spy(axis, "set_position")
+    position_of = spy(axis, "position_setter")
+    assert spin(hw, 2.0, until=lambda: mw.snapshot()["a1"].received)
+    assert not mw.snapshot()["a1"].enabled
+    hw.start()                                    # the RobotHW's first read and write
+    handle = hw.get(PositionJointInterface).get_handle("j1")
+    fault = handle.get_fault()
+    assert fault == NOT_READY + "motor(s) 'a1' not enabled yet (starting up)", fault
+    assert hw.faulted_joints() == {}              # not a fault: nothing to reset
+    spin(hw, 0.1)
+    assert not sent and not position_of           # no command before the axis can follow
+    assert hw.consume_reset_request() is False
+    with caplog.at_level(logging.INFO):
+        assert spin(hw, 3.0, until=lambda: handle.get_fault() is None)
+    assert mw.snapshot()["a1"].enabled
+    assert hw.consume_reset_request() is True and hw.consume_reset_request() is False
+    assert "joint(s) j1: motors enabled; commands start from the measured position" in caplog.text
+    spin(hw, 0.05)
+    assert handle.get_fault() is None
