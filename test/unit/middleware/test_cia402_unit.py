@@ -217,6 +217,52 @@ def test_a_drive_that_never_boots_is_named():
         m.shutdown()
 
 
+def _losing_nmt_starts(drive, count: int):
+    """The simulated drive misses the next ``count`` NMT "start remote node" frames (lost on the bus)."""
+    original = drive._nmt
+    lost = []
+
+    def nmt(cmd, now):
+        if cmd == co.NMT_START and len(lost) < count:
+            lost.append(now)
+            return
+        original(cmd, now)
+    drive._nmt = nmt
+    return lost
+
+
+def test_a_lost_nmt_start_is_sent_again_until_the_drive_sends_its_pdos():
+    lost = {}
+
+    def before(m):
+        lost["d3"] = _losing_nmt_starts(drive_of(m), 2)
+    m = started(drive_xml(), before)
+    try:
+        s = m.snapshot()["d3"]
+        assert s.enabled and s.received and not s.fault, s
+        assert len(lost["d3"]) == 2
+        assert drive_of(m).nmt_state == co.NMT_OPERATIONAL
+        assert wait_until(lambda: m.channels["bus"].cycles > 50, TIMEOUT)
+        assert not m.snapshot()["d3"].fault, m.snapshot()["d3"]
+    finally:
+        m.shutdown()
+
+
+def test_a_drive_that_never_goes_operational_is_named():
+    def before(m):
+        _losing_nmt_starts(drive_of(m, "d3"), 10 ** 6)
+    m = started(drive_xml(attrs='boot_timeout="0.5"'), before)
+    try:
+        assert wait_until(lambda: mw_fault(m, "d3"), TIMEOUT)
+        reason = m.snapshot()["d3"].fault_reason
+        assert reason.startswith("CANopen node 3: no PDO within 0.5 s of NMT 'start remote node' "
+                                 "(sent "), reason
+        assert "its heartbeat shows PRE-OPERATIONAL" in reason, reason
+        assert m.snapshot()["d4"].enabled
+    finally:
+        m.shutdown()
+
+
 def mw_fault(m, name):
     return m.snapshot()[name].fault
 

@@ -9,7 +9,9 @@ missing).  Which document each part follows:
   ``connect()``-ed or ``disconnect()``-ed; the channel routes the node's COB-IDs (EMCY 0x080+n, TPDOs,
   SDO response 0x580+n, heartbeat 0x700+n) to :meth:`Cia402Drive.on_frame`, which feeds the network.
 * **NMT start-up** (CiA 301 7.2.8): reset node, wait for the boot-up message ``0x700+n: 00`` (an error
-  naming the node if it never comes), configure in PRE-OPERATIONAL, then start remote node.
+  naming the node if it never comes), configure in PRE-OPERATIONAL, then start remote node, sent
+  again every ``NMT_RETRY`` until a TPDO shows the drive OPERATIONAL (NMT is not acknowledged: a lost
+  frame would leave it PRE-OPERATIONAL, answering SDO but sending no PDO).
 * **SDO configuration** (CiA 301 7.2.4) through the library's SDO client: producer heartbeat time
   0x1017, interpolation time period 0x60C2 (the SYNC period, CiA 402-2 6.3.5; a drive that refuses it
   must already agree, or start-up stops with both periods named), max torque 0x6072, the PDO mapping
@@ -133,6 +135,10 @@ class Cia402Drive(ActuatorUnit):
     DEFAULT_MAX_TEMPERATURE = 90.0
     #: an event-driven RPDO (type 254/255) is sent on change and at least this often (s)
     EVENT_REFRESH = 0.1
+    #: NMT commands are not acknowledged: "start remote node" is sent again this often (s) until a
+    #: synchronous TPDO shows the drive OPERATIONAL (a lost frame must not leave it PRE-OPERATIONAL,
+    #: answering SDO but sending no PDO), for at most ``boot_timeout``
+    NMT_RETRY = 0.1
 
     def __init__(self, name: str, node_id: int, eds: str = DEFAULT_EDS,
                  counts_per_rev: float = DEFAULT_COUNTS_PER_REV, gear_ratio: float = DEFAULT_GEAR_RATIO,
@@ -201,6 +207,10 @@ class Cia402Drive(ActuatorUnit):
         #: the drive booted again since it was configured: the next reset configures it from scratch
         self._rebooted = False
         self._doing = "the start-up"
+        #: TPDOs decoded (channel thread; the worker reads it to see the drive OPERATIONAL)
+        self._tpdos_heard = 0
+        #: the NMT state of the drive's latest heartbeat, None before one came
+        self._hb_state: Optional[int] = None
         self._bus: Optional[can.BusABC] = None
         self._group: Optional[List[Cia402Drive]] = None
         self._sync_msg = can.Message(arbitration_id=co.SYNC_ID, is_extended_id=False, data=b"")
@@ -348,9 +358,10 @@ class Cia402Drive(ActuatorUnit):
 
     @property
     def startup_timeout(self) -> float:
-        """Boot-up, one SDO transfer that needs its repetition, and the 402 state machine's
-        transitions: the bound after which a drive that has not come up has faulted naming why."""
-        return self.boot_timeout + self.SDO_TRIES * self.sdo_timeout + 4 * self.transition_timeout
+        """Boot-up, one SDO transfer that needs its repetition, the 402 state machine's transitions
+        and the first PDO after NMT start: the bound after which a drive that has not come up has
+        faulted naming why."""
+        return 2 * self.boot_timeout + self.SDO_TRIES * self.sdo_timeout + 4 * self.transition_timeout
 
     @property
     def effort_range(self) -> Tuple[float, float]:
@@ -651,6 +662,7 @@ class Cia402Drive(ActuatorUnit):
         if arb_id == co.HEARTBEAT_BASE + n and len(data) >= 1:
             self._last_hb = now
             self._hb_silence = 0.0
+            self._hb_state = data[0]
             if data[0] == co.NMT_BOOTUP and self._phase != _CONFIGURING:
                 self._rebooted = True
             if data[0] == co.NMT_BOOTUP and self._phase == _RUNNING:
@@ -671,6 +683,7 @@ class Cia402Drive(ActuatorUnit):
             except (TypeError, ValueError):
                 self.bad_frames += 1
                 return 0
+        self._tpdos_heard += 1
         self._decode_state(now)
         # every TPDO shows the drive alive, also one that came after its cycle's reply window (a
         # late simulator or host): it ends the miss streak; only the awaited ones count for the cycle.
@@ -900,8 +913,36 @@ class Cia402Drive(ActuatorUnit):
         if cmd.mode == ControlMode.POSITION:
             mode = co.CSP
         self._w(sdo, co.MODES_OF_OPERATION, mode)
+        heard = self._tpdos_heard
         node.nmt.send_command(co.NMT_START)
         self._to_operation_enabled(sdo)
+        self._confirm_operational(node, heard)
+
+    def _confirm_operational(self, node: Any, heard: int) -> None:
+        """Until a TPDO came after "start remote node" (each SYNC brings them from an OPERATIONAL
+        drive), send the command again every :attr:`NMT_RETRY`, for at most ``boot_timeout``."""
+        if not self._tvars:
+            return            # no TPDO mapped: nothing would show it
+        n = self.node_id
+        start = time.monotonic()
+        again = start + self.NMT_RETRY
+        sent = 1
+        while self._tpdos_heard == heard:
+            now = time.monotonic()
+            if now - start > self.boot_timeout:
+                state = self._hb_state
+                shown = "no heartbeat" if state is None else \
+                    f"its heartbeat shows {co.NMT_STATES.get(state, f'0x{state:02X}')}"
+                raise _Failed(f"CANopen node {n}: no PDO within {self.boot_timeout:g} s of NMT 'start remote "
+                              f"node' (sent {sent} times; {shown})")
+            if now >= again:
+                if sent == 1:
+                    logger.warning("drive '%s': no PDO %.0f ms after NMT 'start remote node': sending it "
+                                   "again (a lost frame?)", self.name, 1000.0 * (now - start))
+                node.nmt.send_command(co.NMT_START)
+                sent += 1
+                again = now + self.NMT_RETRY
+            time.sleep(0.005)
 
     def _interpolation_period(self, sdo: Any) -> None:
         period = self._period
