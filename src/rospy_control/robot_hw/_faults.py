@@ -63,12 +63,13 @@ class FaultTracker:
             return
         was_ready = g.ready
         g.ready = all(a.received for a in g.actuators)
-        if g.ready and not was_ready and self.settled:
+        faulted = any(a.fault for a in g.actuators)
+        if g.ready and not was_ready and not faulted and not g.faulted and self.settled:
+            # (a faulted group restarts when its fault is reset, below, not while its reset is probed)
             g.reseed = True
             self._reset_request = True
             logger.info("joint(s) %s: motors enabled; commands start from the measured position",
                         ", ".join(j.name for j in g.joints))
-        faulted = any(a.fault for a in g.actuators)
         if faulted and not g.faulted:
             g.faulted = True
             for a in g.actuators:

@@ -142,3 +142,27 @@ def test_a_joint_whose_motor_is_not_enabled_yet_is_not_ready_and_restarts_when_i
     assert "joint(s) j1: motors enabled; commands start from the measured position" in caplog.text
     spin(hw, 0.05)
     assert handle.get_fault() is None
+
+
+def test_a_motor_silent_from_power_on_restarts_its_joint_once_when_its_fault_is_reset(make_hw, caplog):
+    """It answers for the first time during the reset's probe, still in FAULT: that is not "enabled
+    after start-up" (no restart while the probe runs); the recovery restarts the joint, once."""
+    xml = hardware(motor("m1", 1, 'joint="j1"'), motor("m2", 2, 'joint="j2"', sim='fault="silent"'))
+    hw = make_hw(xml, urdf(joint("j1"), joint("j2")))
+    mw = hw.middleware
+    assert spin(hw, 2.0, until=lambda: "j2" in hw.faulted_joints())
+    handle = hw.get(PositionJointInterface).get_handle("j2")
+    assert "no reply" in handle.get_fault()
+    assert hw.consume_reset_request() is False
+    mw.simulator_of("m2").clear_fault("m2")
+    ticket = mw.motor("m2").reset_fault()
+    requests = []
+    with caplog.at_level(logging.INFO):
+        assert spin(hw, 2.0, before_write=lambda: requests.append(hw.consume_reset_request()),
+                    until=lambda: not hw.faulted_joints())
+        spin(hw, 0.1, before_write=lambda: requests.append(hw.consume_reset_request()))
+    assert mw.motor("m2").reset_outcome(ticket) is not None
+    assert requests.count(True) == 1, requests
+    assert handle.get_fault() is None
+    assert "motors back from FAULT" in caplog.text
+    assert "motors enabled" not in caplog.text
