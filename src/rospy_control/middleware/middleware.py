@@ -417,8 +417,9 @@ class Middleware:
             ch.wait_first_cycle(max(0.0, end - time.monotonic()))
         if not enabled:
             return
-        actuators = {u.name for u in self.motors()}
-        end = start + max([timeout] + [u.startup_timeout for u in self.motors()])
+        motors = self.motors()
+        actuators = {u.name for u in motors}
+        end = start + max([timeout] + [u.startup_timeout for u in motors])
 
         def starting(name: str, s: Any) -> bool:
             if s is None or s.fault:

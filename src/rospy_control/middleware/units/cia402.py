@@ -136,7 +136,7 @@ class Cia402Drive(ActuatorUnit):
     #: an event-driven RPDO (type 254/255) is sent on change and at least this often (s)
     EVENT_REFRESH = 0.1
     #: NMT commands are not acknowledged: "start remote node" is sent again this often (s) until a
-    #: synchronous TPDO shows the drive OPERATIONAL (a lost frame must not leave it PRE-OPERATIONAL,
+    #: TPDO shows the drive OPERATIONAL (a lost frame must not leave it PRE-OPERATIONAL,
     #: answering SDO but sending no PDO), for at most ``boot_timeout``
     NMT_RETRY = 0.1
 
