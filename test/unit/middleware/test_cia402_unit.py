@@ -40,28 +40,27 @@ def drive_xml(attrs: str = "", children: str = "", sim: str = 'initial_position=
 
 
 class Sniffer:
-    """Every frame on the simulated bus, read by a third party (never by the driver)."""
+    """Every frame on the simulated bus, read by a third party (never by the driver).  The virtual bus
+    queues a frame for every other bus inside send(), so draining the queue when asked sees every
+    frame already sent: no reader thread that could lag behind the driver."""
 
     def __init__(self, mw: Middleware) -> None:
         self.bus = can.Bus(interface="virtual", channel=f"rospy_control.sim.t.bus.{id(mw):x}",
                            receive_own_messages=False)
         self.frames: List[can.Message] = []
-        self._run = True
-        self.thread = threading.Thread(target=self._loop, daemon=True)
-        self.thread.start()
 
-    def _loop(self) -> None:
-        while self._run:
-            m = self.bus.recv(0.01)
-            if m is not None:
-                self.frames.append(m)
+    def _drain(self) -> None:
+        while True:
+            m = self.bus.recv(0)
+            if m is None:
+                return
+            self.frames.append(m)
 
     def has(self, arb_id: int, data: bytes) -> bool:
-        return any(m.arbitration_id == arb_id and bytes(m.data) == data for m in list(self.frames))
+        self._drain()
+        return any(m.arbitration_id == arb_id and bytes(m.data) == data for m in self.frames)
 
     def stop(self) -> None:
-        self._run = False
-        self.thread.join(2.0)
         self.bus.shutdown()
 
 

@@ -32,28 +32,27 @@ def robstride_xml(channel: str, unit_attrs: str = "", gains: str = 'position_kp=
 
 
 class Sniffer:
-    """Every frame on the virtual channel, from a bus of its own."""
+    """Every frame on the virtual channel, from a bus of its own.  The virtual bus queues a frame for
+    every other bus inside send(), so draining the queue when asked sees every frame already sent:
+    no reader thread that could lag behind the driver."""
 
     def __init__(self, channel: str) -> None:
         self.bus = can.Bus(interface="virtual", channel=channel)
         self.frames: List[can.Message] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            msg = self.bus.recv(0.01)
-            if msg is not None:
-                self.frames.append(msg)
+    def _drain(self) -> None:
+        while True:
+            msg = self.bus.recv(0)
+            if msg is None:
+                return
+            self.frames.append(msg)
 
     def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
         self.bus.shutdown()
 
     def sent(self, comm_type: int) -> List[can.Message]:
-        return [m for m in list(self.frames) if m.is_extended_id and (m.arbitration_id >> 24) == comm_type
+        self._drain()
+        return [m for m in self.frames if m.is_extended_id and (m.arbitration_id >> 24) == comm_type
                 and (m.arbitration_id & 0xFF) != rs.DEFAULT_HOST_ID]
 
 
