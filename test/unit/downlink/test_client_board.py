@@ -58,8 +58,10 @@ def test_hello_and_clock_sync(board_factory, clients):
 
 
 def test_streamed_goal_executes_before_it_has_fully_arrived(board_factory, clients):
-    server = board(board_factory, buffer_capacity=40)
-    client = clients(server, chunk_points=10)
+    # 0.8 s of buffer and a 0.3 s start lead: a host descheduled for 250 ms (as this one can be
+    # while other tests start) must not starve the board, yet 3 s of points cannot fit at once
+    server = board(board_factory, buffer_capacity=80)
+    client = clients(server, chunk_points=10, start_lead=0.3)
     target = np.array([0.5, -0.3, 0.2, 0.0, 0.1, -0.6])
     pts = min_jerk(np.zeros(6), target, 3.0, n=301)          # 301 points, 10 ms apart
     handle = client.execute(JOINTS, pts)
@@ -148,8 +150,8 @@ def test_a_new_goal_replaces_the_running_one(board_factory, clients):
 
 
 def test_a_goal_still_streaming_is_replaced(board_factory, clients):
-    server = board(board_factory, buffer_capacity=30)
-    client = clients(server, chunk_points=10)
+    server = board(board_factory, buffer_capacity=30)          # 0.6 s of these points
+    client = clients(server, chunk_points=10, start_lead=0.3)   # room for a 250 ms host stall at start
     first = client.execute(JOINTS, min_jerk(np.zeros(6), np.full(6, 1.0), 8.0, n=401))   # streams for 7 s
     assert wait_until(lambda: client.latest_feedback() is not None
                       and client.latest_feedback().time_from_start > 0.5)
