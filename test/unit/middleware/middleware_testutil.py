@@ -9,6 +9,18 @@ DATA = os.path.join(os.path.dirname(__file__), "..", "data", "middleware")
 CONFIG = os.path.join(os.path.dirname(__file__), "..", "..", "..", "config")
 
 
+def drain_bus(bus, frames: list) -> list:
+    """Append every frame queued on ``bus`` to ``frames`` without waiting; returns ``frames``.
+
+    python-can's virtual bus queues a frame for every other bus inside ``send()``, so a third-party
+    bus drained when asked holds every frame already sent: no reader thread that could lag behind."""
+    while True:
+        msg = bus.recv(0)
+        if msg is None:
+            return frames
+        frames.append(msg)
+
+
 def data_file(name: str) -> str:
     return os.path.normpath(os.path.join(DATA, name))
 

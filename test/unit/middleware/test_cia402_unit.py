@@ -8,7 +8,6 @@ from __future__ import annotations
 import math
 import struct
 import sys
-import threading
 from typing import List
 
 import can
@@ -19,7 +18,7 @@ from rospy_control.middleware import ControlMode, Middleware
 from rospy_control.middleware.protocols import cia402 as co
 from rospy_control.middleware.units.actuator import UnsupportedCommand
 
-from middleware_testutil import wait_until
+from middleware_testutil import drain_bus, wait_until
 
 pytest.importorskip("canopen", reason="tools/bootstrap.sh installs canopen into .ws/venv")
 
@@ -40,9 +39,8 @@ def drive_xml(attrs: str = "", children: str = "", sim: str = 'initial_position=
 
 
 class Sniffer:
-    """Every frame on the simulated bus, read by a third party (never by the driver).  The virtual bus
-    queues a frame for every other bus inside send(), so draining the queue when asked sees every
-    frame already sent: no reader thread that could lag behind the driver."""
+    """Every frame on the simulated bus, read by a third party (never by the driver).  Read when asked
+    (drain_bus), never by a thread that could lag behind the driver."""
 
     def __init__(self, mw: Middleware) -> None:
         self.bus = can.Bus(interface="virtual", channel=f"rospy_control.sim.t.bus.{id(mw):x}",
@@ -50,11 +48,7 @@ class Sniffer:
         self.frames: List[can.Message] = []
 
     def _drain(self) -> None:
-        while True:
-            m = self.bus.recv(0)
-            if m is None:
-                return
-            self.frames.append(m)
+        drain_bus(self.bus, self.frames)
 
     def has(self, arb_id: int, data: bytes) -> bool:
         self._drain()

@@ -5,7 +5,6 @@ reports, the motor's own faults by the manual's names, silence, resets, and bad 
 R1-R4 from the spec's RobStride captures."""
 from __future__ import annotations
 
-import threading
 import uuid
 from typing import List
 
@@ -18,7 +17,7 @@ from rospy_control.middleware.protocols import robstride as rs
 from rospy_control.middleware.units.request_reply import Command
 from rospy_control.middleware.units.robstride import RobStrideMotor
 
-from middleware_testutil import wait_until
+from middleware_testutil import drain_bus, wait_until
 
 
 # commands are given once and left standing: no command watchdog (it is the base class's, tested there)
@@ -32,20 +31,15 @@ def robstride_xml(channel: str, unit_attrs: str = "", gains: str = 'position_kp=
 
 
 class Sniffer:
-    """Every frame on the virtual channel, from a bus of its own.  The virtual bus queues a frame for
-    every other bus inside send(), so draining the queue when asked sees every frame already sent:
-    no reader thread that could lag behind the driver."""
+    """Every frame on the virtual channel, from a bus of its own.  Read when asked (drain_bus), never
+    by a thread that could lag behind the driver."""
 
     def __init__(self, channel: str) -> None:
         self.bus = can.Bus(interface="virtual", channel=channel)
         self.frames: List[can.Message] = []
 
     def _drain(self) -> None:
-        while True:
-            msg = self.bus.recv(0)
-            if msg is None:
-                return
-            self.frames.append(msg)
+        drain_bus(self.bus, self.frames)
 
     def close(self) -> None:
         self.bus.shutdown()
