@@ -266,7 +266,11 @@ def test_sim_state_change_takes_time_with_busy_result():
     hb = od.unpack_heartbeat(od.V06, axis.tick(S, 0.01)[0].data)
     assert (hb.axis_state, hb.procedure_result) == (od.AXIS_STATE_IDLE, od.PROCEDURE_RESULT_BUSY)
     hb = od.unpack_heartbeat(od.V06, axis.tick(S, 0.2)[0].data)
-    assert (hb.axis_state, hb.procedure_result) == (8, od.PROCEDURE_RESULT_SUCCESS)
+    # firmware 0.6.11 and later: closed loop runs as a procedure, BUSY until the axis is disarmed
+    assert (hb.axis_state, hb.procedure_result) == (8, od.PROCEDURE_RESULT_BUSY)
+    axis.set_fault("INVERTER_OVER_TEMP")
+    hb = od.unpack_heartbeat(od.V06, axis.tick(S, 0.4)[0].data)
+    assert (hb.axis_state, hb.procedure_result) == (od.AXIS_STATE_IDLE, od.PROCEDURE_RESULT_DISARMED)
 
 
 def test_sim_zero_per_version():
@@ -299,9 +303,16 @@ def test_state_confirmation_needs_two_consecutive_heartbeats():
     c = od.StateConfirmation(od.V06, od.AXIS_STATE_CLOSED_LOOP_CONTROL)
     hb = od.Heartbeat
     assert not c.feed(hb(0, 1, True, od.PROCEDURE_RESULT_SUCCESS))       # the old state, sent before
-    assert not c.feed(hb(0, 8, True, od.PROCEDURE_RESULT_BUSY))          # busy: not yet
     assert not c.feed(hb(0, 8, True, od.PROCEDURE_RESULT_SUCCESS))
     assert c.feed(hb(0, 8, True, od.PROCEDURE_RESULT_SUCCESS)) and not c.refused
+    # firmware 0.6.11 and later report closed loop BUSY for as long as it lasts
+    b = od.StateConfirmation(od.V06, od.AXIS_STATE_CLOSED_LOOP_CONTROL)
+    assert not b.feed(hb(0, 8, True, od.PROCEDURE_RESULT_BUSY))
+    assert b.feed(hb(0, 8, True, od.PROCEDURE_RESULT_BUSY)) and not b.refused
+    # a calibration state still waits for its procedure to finish
+    cal = od.StateConfirmation(od.V06, 3)
+    cal.feed(hb(0, 3, True, od.PROCEDURE_RESULT_BUSY))
+    assert not cal.feed(hb(0, 3, True, od.PROCEDURE_RESULT_BUSY))
     r = od.StateConfirmation(od.V06, 8)
     r.feed(hb(0, 1, True, 3))   # DISARMED
     assert r.refused and not r.confirmed

@@ -177,6 +177,7 @@ INPUT_MODES: Dict[int, str] = {0: "INACTIVE", 1: "PASSTHROUGH", 2: "VEL_RAMP", 3
                                4: "MIX_CHANNELS", 5: "TRAP_TRAJ", 6: "TORQUE_RAMP", 7: "MIRROR", 8: "TUNING"}
 PROCEDURE_RESULT_SUCCESS = 0
 PROCEDURE_RESULT_BUSY = 1
+PROCEDURE_RESULT_DISARMED = 3
 #: 0.6 heartbeat byte 5
 PROCEDURE_RESULTS: Dict[int, str] = {
     0: "SUCCESS", 1: "BUSY", 2: "CANCELLED", 3: "DISARMED", 4: "NO_RESPONSE", 5: "POLE_PAIR_CPR_MISMATCH",
@@ -469,7 +470,8 @@ class StateConfirmation:
 
     Feed every heartbeat of the axis after sending Set_Axis_State; :attr:`confirmed` becomes True when
     ``needed`` consecutive heartbeats show the requested state (and, on 0.6, a procedure result other
-    than BUSY), and :attr:`refused` when, on 0.6, a heartbeat after the request reports the procedure
+    than BUSY, except for CLOSED_LOOP_CONTROL, which firmware 0.6.11 and later report BUSY while it
+    lasts), and :attr:`refused` when, on 0.6, a heartbeat after the request reports the procedure
     finished with another result while the state is not the requested one (e.g. DISARMED), or on
     either line an axis error is set while the state is not the requested one.  The caller owns the
     time-out.  Pure state, no clock.
@@ -490,7 +492,9 @@ class StateConfirmation:
         """Account for one heartbeat; True once the state is confirmed."""
         self.last = heartbeat
         busy = heartbeat.procedure_result == PROCEDURE_RESULT_BUSY
-        if heartbeat.axis_state == self.requested_state and not busy:
+        # closed loop is a procedure that runs until disarmed: 0.6.11 and later report it BUSY all along
+        settled = not busy or self.requested_state == AXIS_STATE_CLOSED_LOOP_CONTROL
+        if heartbeat.axis_state == self.requested_state and settled:
             self.matches += 1
             if self.matches >= self.needed:
                 self.confirmed = True

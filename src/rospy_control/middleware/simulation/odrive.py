@@ -120,6 +120,8 @@ class SimulatedOdrive(SimulatedDevice):
             self._disarm()
 
     def _disarm(self) -> None:
+        if self.procedure_result == od.PROCEDURE_RESULT_BUSY:
+            self.procedure_result = od.PROCEDURE_RESULT_DISARMED
         self.axis_state = od.AXIS_STATE_IDLE
         self._pending = None
         self.integrator = 0.0
@@ -251,9 +253,13 @@ class SimulatedOdrive(SimulatedDevice):
         if target == od.AXIS_STATE_CLOSED_LOOP_CONTROL:
             if self.axis_error:
                 self.axis_state = od.AXIS_STATE_IDLE
-                self.procedure_result = 3  # DISARMED
+                self.procedure_result = od.PROCEDURE_RESULT_DISARMED
                 return
             self.axis_state = target
+            # firmware 0.6.11 and later: closed loop is a procedure that runs until disarmed, BUSY
+            self.procedure_result = od.PROCEDURE_RESULT_BUSY if self.version == od.V06 \
+                else od.PROCEDURE_RESULT_SUCCESS
+            return
         elif target in _CALIBRATION_STATES:
             self.axis_state = od.AXIS_STATE_IDLE   # calibration done at once
         elif target == od.AXIS_STATE_IDLE:

@@ -560,7 +560,9 @@ class OdriveAxis(RequestReplyActuator):
                     and now - self._state_req_t >= self.STATE_RETRY:
                 self._send_sequence_again(now)
                 return
-            if closed and not busy and not err:
+            # firmware 0.6.11 and later report BUSY for as long as the axis is in closed loop (the
+            # requested state is a procedure that runs until disarmed): the state itself confirms
+            if closed and not err:
                 self._hb_matches += 1
                 if self._hb_matches >= self.CONFIRM_HEARTBEATS:
                     self._phase = _RUN
