@@ -74,6 +74,11 @@ class SimulatedDamiao(SimulatedDevice):
         #: times the CAN timeout latched communication loss
         self.timeouts = 0
         self.flash_stores = 0
+        #: command byte of the answer to a register write: 0x55 echoed as DaMiao's tools expect; 0x33
+        #: is the other reading of the protocol notes (a register reply has byte 2 = 0x33)
+        self.write_reply_cmd = dm.REG_WRITE
+        #: whether clear error (FB) is answered with a feedback frame (the manual documents no answer)
+        self.answer_clear = True
         #: the MIT torque law of the current command, built once per command (the joint asks at every
         #: integration step); None: build it (command, zero or registers changed)
         self._imp: Optional[Impedance] = None
@@ -177,6 +182,8 @@ class SimulatedDamiao(SimulatedDevice):
         if mode == dm.MODE_MIT and len(data) == 8 and data[:7] == b"\xff" * 7 and data[7] in (
                 0xFB, 0xFC, 0xFD, 0xFE):
             self._special(data[7], state)
+            if data[7] == 0xFB and not self.answer_clear:
+                return []
             return self._reply(state)
         if mode != self.mode:
             return []
@@ -238,6 +245,7 @@ class SimulatedDamiao(SimulatedDevice):
                 return []
             self.registers[rid] = value
             self._imp = None
+            cmd = self.write_reply_cmd
         return [self._message(self.master_id,
                               dm.pack_register_reply(self.slave_id, cmd, rid, self.registers[rid]))]
 

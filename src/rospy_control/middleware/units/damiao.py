@@ -334,11 +334,14 @@ class DamiaoMotor(RequestReplyActuator):
                 if self._reenable_log.ready():
                     logger.warning("motor '%s': answered a command as disabled; enabling it again", self.name)
             return n
-        reg = dm.parse_register_reply(data, self.can_id, op[1],
-                                      dm.REG_READ if op[0] == "read" else dm.REG_WRITE)
+        # a write is answered with its own command byte (0x55) by DaMiao's tools, with 0x33 by the
+        # register-reply rule of the protocol notes: either answers it
+        reg = dm.parse_register_reply(data, self.can_id, op[1], dm.REG_READ if op[0] == "read" else None)
         if reg is None:
             self._exit_owed = False
             return 0    # a late feedback frame while a register answer is awaited
+        if op[0] == "write" and reg.cmd != dm.REG_WRITE:
+            reg = reg._replace(cmd=dm.REG_WRITE)
         self.got_reply(now, state=False)   # a register answer: alive, but no position yet
         self._op = None
         self._on_register(reg)
@@ -393,6 +396,15 @@ class DamiaoMotor(RequestReplyActuator):
                 self._ops.insert(0, ("write", dm.RID_TIMEOUT, dm.timeout_to_register(want)))
             else:
                 self.firmware_timeout = seconds
+
+    def end_cycle(self, now: float, on_time: bool = True):
+        if on_time and self._awaiting and self._op == ("clear",):
+            # the manual documents no answer to clear-error (FB); some firmware answers with a
+            # feedback frame, which is used when it comes.  Unanswered in an on-time cycle, it is
+            # done: the enable that follows must be answered, so a silent motor still faults.
+            self._op = None
+            self._awaiting = 0
+        return super().end_cycle(now, on_time)
 
     def _startup_failed(self, reason: str) -> None:
         self._ops = []
