@@ -5,6 +5,7 @@ reports, the motor's own faults by the manual's names, silence, resets, and bad 
 R1-R4 from the spec's RobStride captures."""
 from __future__ import annotations
 
+import struct
 import uuid
 from typing import List
 
@@ -179,6 +180,21 @@ def test_the_motors_own_fault_is_named_and_reset_only_once_gone(rig):
     assert not mw.snapshot()["m"].fault
     m.set_position(0.4)
     assert wait_until(lambda: abs(mw.snapshot()["m"].position - 0.4) < 0.01, timeout=10.0)
+
+
+def test_the_fault_frame_is_taken_in_both_id_layouts():
+    m = RobStrideMotor("m", 5, model="cybergear")
+    routes = m.extended_routes()
+    data = struct.pack("<II", 0x1, 0)                       # undervoltage
+    # motor id in bits 15-8 as in every reply; the manual's table puts the host id there
+    for tail in ((0x05 << 8) | 0xFD, (0xFD << 8) | 0x05):
+        aid = (rs.FAULT_FEEDBACK << 24) | tail
+        assert any(aid & mask == value for mask, value in routes), hex(aid)
+        before = m.fault_frames
+        m.on_frame(aid, data, 1.0)
+        assert m.fault_frames == before + 1 and m.fault_word == 1
+    other = (rs.FAULT_FEEDBACK << 24) | (0x06 << 8) | 0xFD      # another motor's fault frame
+    assert not any(other & mask == value for mask, value in routes)
 
 
 def test_every_fault_bit_has_the_manuals_name():

@@ -268,8 +268,12 @@ class RobStrideMotor(RequestReplyActuator):
 
     def extended_routes(self) -> Tuple[Tuple[int, int], ...]:
         tail = (self.can_id << 8) | self.host_id
+        # the CyberGear manual's table writes the type-21 fault frame's id as for a request (host id
+        # in bits 15-8, motor id in 7-0); motors send it as every other reply: both are taken
+        table = (rs.FAULT_FEEDBACK << 24) | (self.host_id << 8) | self.can_id
         return tuple((_MIDDLE_ID_MASK, (t << 24) | tail)
-                     for t in (rs.FEEDBACK, rs.ACTIVE_REPORT, rs.PARAM_READ, rs.FAULT_FEEDBACK))
+                     for t in (rs.FEEDBACK, rs.ACTIVE_REPORT, rs.PARAM_READ, rs.FAULT_FEEDBACK)) \
+            + ((_MIDDLE_ID_MASK, table),)
 
     def exit_message(self) -> Optional[can.Message]:
         f = rs.encode_stop(self.can_id, self.host_id)
