@@ -159,7 +159,7 @@ def test_parameters_read_and_write(rig):
 
 
 def test_active_reports_are_consumed(rig):
-    mw, m, _ = rig(unit_attrs='active_report="true" report_interval="0.01"')
+    mw, m, _ = rig(unit_attrs='active_report="true" report_interval="0.01"', model="rs01")
     assert wait_until(lambda: m.active_reports >= 20, timeout=5.0), m.active_reports
     m.set_position(0.3)
     assert wait_until(lambda: abs(mw.snapshot()["m"].position - 0.3) < 0.01, timeout=10.0)
@@ -229,7 +229,9 @@ def test_silence_faults_and_a_reset_recovers_once_it_answers(rig):
     (dict(unit_attrs='speed_limit="40"'), ["speed_limit", "40", "30"]),
     (dict(unit_attrs='position_run_mode="torque"'), ["position_run_mode", "torque"]),
     (dict(unit_attrs='position_run_mode="csp"'), ["csp", "CyberGear"]),
-    (dict(unit_attrs='report_interval="0.001"'), ["report_interval", "0.001"]),
+    (dict(model="rs01", unit_attrs='report_interval="0.001"'), ["report_interval", "0.001"]),
+    (dict(unit_attrs='active_report="true"'), ["active_report", "CyberGear", "rs0x"]),
+    (dict(unit_attrs='report_interval="0.01"'), ["report_interval=0.01", "CyberGear"]),
 ])
 def test_bad_attributes_are_clear_config_errors(make_mw, attrs, words):
     with pytest.raises(ConfigError) as err:

@@ -137,6 +137,10 @@ class RobStrideMotor(RequestReplyActuator):
             if value is not None and hi is not None and not lo <= value <= hi:
                 raise ConfigError(f"motor '{name}': {attr}={value:g} is outside what {self.model} can carry "
                                   f"[{lo:g}, {hi:g}]")
+        if self.model == "cybergear" and (active_report or report_interval is not None):
+            what = "active_report" if active_report else f"report_interval={report_interval:g}"
+            raise ConfigError(f"motor '{name}': {what} is not in the CyberGear's protocol (active reports, "
+                              "type 24, and EPScan_time are RobStride's): use an rs0x model or leave it off")
         if report_interval is not None:
             try:
                 rs.report_interval_value(report_interval)
