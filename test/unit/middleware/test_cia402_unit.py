@@ -241,6 +241,18 @@ def test_a_lost_nmt_start_is_sent_again_until_the_drive_sends_its_pdos():
         m.shutdown()
 
 
+def test_a_drive_still_initialising_is_waited_for_before_its_controlwords():
+    def before(m):
+        drive_of(m).ready_delay = 0.45     # NOT READY TO SWITCH ON for 0.45 s after boot-up
+    m = started(drive_xml(), before)
+    try:
+        s = m.snapshot()["d3"]
+        assert s.enabled and not s.fault, s
+        assert drive_of(m).state == co.State.OPERATION_ENABLED
+    finally:
+        m.shutdown()
+
+
 def test_a_drive_that_never_goes_operational_is_named():
     def before(m):
         _losing_nmt_starts(drive_of(m, "d3"), 10 ** 6)

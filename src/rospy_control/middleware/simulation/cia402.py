@@ -136,6 +136,9 @@ class SimulatedCia402Drive:
         self.t: Optional[float] = None
         # protocol state
         self.booted = False
+        #: s a drive stays NOT READY TO SWITCH ON after boot-up, initialising (controlwords are ignored)
+        self.ready_delay = 0.0
+        self._ready_at: Optional[float] = None
         self.nmt_state = co.NMT_BOOTUP
         self.state = State.NOT_READY_TO_SWITCH_ON
         self.od: Dict[Key, _Entry] = {}
@@ -237,7 +240,10 @@ class SimulatedCia402Drive:
         self.bootups += 1
         self._send(co.bootup_frame(self.node_id))
         if self.state == State.NOT_READY_TO_SWITCH_ON:
-            self.state = State.SWITCH_ON_DISABLED
+            if self.ready_delay > 0.0:
+                self._ready_at = now + self.ready_delay
+            else:
+                self.state = State.SWITCH_ON_DISABLED
         hb = self._val(0x1017)
         self._next_heartbeat = now + hb / 1000.0 if hb else None
         self._sync_count.clear()
@@ -527,6 +533,10 @@ class SimulatedCia402Drive:
             self.advance(now, dt)
         if not self.booted:
             self._boot(now)
+        if self._ready_at is not None and now >= self._ready_at:
+            self._ready_at = None
+            if self.state == State.NOT_READY_TO_SWITCH_ON:
+                self.state = State.SWITCH_ON_DISABLED
         if self._next_heartbeat is not None and now >= self._next_heartbeat:
             self._send(co.heartbeat_frame(self.node_id, self.nmt_state))
             period = self._val(0x1017) / 1000.0

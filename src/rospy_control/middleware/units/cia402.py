@@ -973,6 +973,12 @@ class Cia402Drive(ActuatorUnit):
     def _to_operation_enabled(self, sdo: Any) -> None:
         n = self.node_id
         sw, state = self._statusword(sdo)
+        # a drive still initialising leaves NOT READY TO SWITCH ON by itself (within its boot time); a
+        # controlword written before that may be ignored, so the path starts from where it goes
+        deadline = time.monotonic() + max(self.boot_timeout, self.transition_timeout)
+        while state == State.NOT_READY_TO_SWITCH_ON and time.monotonic() < deadline:
+            time.sleep(0.005)
+            sw, state = self._statusword(sdo)
         path = co.path_to_operation_enabled(state)
         for cw, expected in path:
             self._w(sdo, co.CONTROLWORD, cw)
