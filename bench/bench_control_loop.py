@@ -115,7 +115,7 @@ class Rig:
                 f.write(xml)
             key = f"bench-{os.getpid()}"
             self.sim_proc = subprocess.Popen(
-                [sys.executable, "-m", "rospy_control.middleware.sim_process", self._xml_path, "--key", key,
+                [sys.executable, "-m", "rospy_control.simulator.process", self._xml_path, "--key", key,
                  "--sim"], stdout=subprocess.PIPE, text=True)
             assert self.sim_proc.stdout is not None
             line = self.sim_proc.stdout.readline()

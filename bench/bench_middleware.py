@@ -30,8 +30,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import can  # noqa: E402
 
 from rospy_control.middleware import ControlMode, Middleware  # noqa: E402
-from rospy_control.middleware.protocols import mit  # noqa: E402
-from rospy_control.middleware.timing import late_threshold  # noqa: E402
+from rospy_control.devices.mit import codec as mit  # noqa: E402
+from rospy_control.bus.timing import late_threshold  # noqa: E402
 
 
 def hardware_xml(n: int, rate: float, sim_rate: float) -> str:

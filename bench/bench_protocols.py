@@ -102,7 +102,7 @@ def run_once(path: str, rate: Optional[float], duration: float) -> Dict[str, dic
 
 
 def _parse(text: str, path: str):
-    from rospy_control.middleware.config import parse_hardware_xml
+    from rospy_control.hardware_config.document import parse_hardware_xml
     # parse the text, but keep the file's folder for relative paths inside it (an EDS file, say)
     cwd = os.getcwd()
     os.chdir(os.path.dirname(os.path.abspath(path)))

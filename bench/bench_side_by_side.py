@@ -112,7 +112,7 @@ def probe(root: str, duration: float, mode: str) -> Dict[str, List[float]]:
     times the whole cycle only (so that the parts' own probes, a few microseconds each on a cold
     cache, are not counted in it)."""
     env = dict(os.environ)
-    # the simulator process the rig starts (``-m rospy_control.middleware.sim_process``) from the same tree
+    # the simulator process the rig starts (``-m rospy_control.simulator.process``) from the same tree
     paths = [os.path.join(root, "src")] + env.get("PYTHONPATH", "").split(os.pathsep)
     env["PYTHONPATH"] = os.pathsep.join(paths)
     out = subprocess.run([sys.executable, "-c", _PROBE, root, str(duration), mode], capture_output=True,

@@ -52,7 +52,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
 from rospy_control.log import Throttle, get_logger
-from rospy_control.middleware.units import ActuatorUnit
+from rospy_control.devices import ActuatorUnit
 from rospy_control.realtime import join_thread, start_thread
 
 logger = get_logger(__name__)

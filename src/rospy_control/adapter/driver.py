@@ -73,7 +73,7 @@ Private parameters (all settable from ``launch/bringup.launch`` arguments):
   (a driver started on its own, without a simulator node).
 * ``~sim_bus_key`` (string, default ``<ROS master port><namespace>``, e.g. ``11311/``) -- the key the
   multicast group and port of each channel are derived from
-  (:func:`rospy_control.middleware.simulation.bus.sim_bus_address`); the simulator node must use the
+  (:func:`rospy_control.simulator.bus.sim_bus_address`); the simulator node must use the
   same (``bringup.launch`` passes its ``sim_bus_key`` argument to both).
 * ``~sim_node`` (string, default ``sim``, resolved in the node's namespace) -- the simulator node,
   whose ``set_fault`` and ``reset_command_stats`` services ``~sim/...`` forward to.
@@ -171,7 +171,7 @@ from rospy_control.exceptions import CommunicationError, ConfigError, RospyContr
 from rospy_control.hardware_interface import RobotHW
 from rospy_control.log import get_logger
 from rospy_control.middleware import Middleware
-from rospy_control.middleware.simulation.bus import default_bus_key
+from rospy_control.simulator.bus import default_bus_key
 from rospy_control.realtime import install_log_queue, stop_in_order
 from rospy_control.robot_hw import MiddlewareRobotHW
 from rospy_control.srv import SetSimFault, SetSimFaultResponse, SimCommandStats, SimCommandStatsResponse

@@ -2,8 +2,8 @@
 
 ``scripts/sim_node`` only calls :func:`main`; ``launch/bringup.launch`` starts it (as ``sim``) next to
 the driver with ``sim:=true`` (and ``sim_process:=true``, the default).  It runs every simulated
-channel's :class:`~rospy_control.middleware.simulation.SimulatedFirmware` on that channel's
-``udp_multicast`` bus (:mod:`rospy_control.middleware.sim_process`), so the driver's frames reach it
+channel's :class:`~rospy_control.simulator.SimulatedFirmware` on that channel's
+``udp_multicast`` bus (:mod:`rospy_control.simulator.process`), so the driver's frames reach it
 through their hardware code path, and a stall of the driver process leaves the "motors" running,
 holding their last command, as real ones do.
 
@@ -14,11 +14,11 @@ Private parameters:
 * ``~sim`` (bool, default true) -- true: simulate every channel (as the driver's ``~sim``); false:
   only the channels whose ``<simulation>`` is enabled.
 * ``~bus_key`` (string, default ``<ROS master port><namespace>``) -- must equal the driver's
-  ``~sim_bus_key`` (see :mod:`rospy_control.middleware.simulation.bus`).
+  ``~sim_bus_key`` (see :mod:`rospy_control.simulator.bus`).
 * ``~diagnostics_period`` (double, s, default 1.0) -- ``/diagnostics`` period; 0 disables.
 
 Read too: ``robot_description`` (the URDF, optional): the simulated motors feel the static gravity
-torque of its links at the current pose (:mod:`rospy_control.dynamics.sim_load`).
+torque of its links at the current pose (:mod:`rospy_control.simulator.gravity`).
 
 Services: ``~set_fault`` (rospy_control/SetSimFault: switch a simulated fault on or off; ``unit``
 may name a channel for the bus-wide ``bus_errors`` and ``bus_off``), ``~reset_command_stats``
@@ -53,8 +53,8 @@ from rospy_control.control_loop.driver_config import (
 )
 from rospy_control.exceptions import CommunicationError, ConfigError, RospyControlError
 from rospy_control.log import get_logger
-from rospy_control.middleware.sim_process import SimulatorHost, apply_sim_fault
-from rospy_control.middleware.simulation.bus import default_bus_key
+from rospy_control.simulator.process import SimulatorHost, apply_sim_fault
+from rospy_control.simulator.bus import default_bus_key
 from rospy_control.srv import SetSimFault, SetSimFaultResponse, SimCommandStats, SimCommandStatsResponse
 
 __all__ = ["SimDiagnostics", "main"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Dict, Tuple
 
-from rospy_control.middleware.simulation import SimulatedFirmware, SimulatedMotor
+from rospy_control.simulator import SimulatedFirmware, SimulatedMotor
 
 __all__ = ["local_simulators", "set_bus_off", "command_stats"]
 

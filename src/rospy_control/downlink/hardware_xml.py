@@ -33,7 +33,7 @@ from lxml import etree
 
 from ..board.config import AxisConfig, BoardConfig
 from ..exceptions import ConfigError
-from ..middleware.config import AttributeReader, ElementInfo, to_float, to_int, to_str
+from rospy_control.hardware_config.document import AttributeReader, ElementInfo, to_float, to_int, to_str
 
 __all__ = ["BoardAxis", "BoardDescription", "parse_board_xml", "board_config"]
 

@@ -22,7 +22,7 @@ import os
 from typing import Any, FrozenSet, NamedTuple, Optional, Tuple
 
 from rospy_control.dynamics.gravity import STANDARD_GRAVITY, Payload
-from rospy_control.middleware.config import (
+from rospy_control.hardware_config.document import (
     AttributeReader, ElementInfo, non_negative, parse_hardware_xml, to_bool, to_float, to_str,
 )
 

@@ -88,11 +88,11 @@ register it in ``UNIT_TYPES`` or name it ``module:Class`` in the XML.
 """
 from __future__ import annotations
 
-from rospy_control.middleware.channel import CanChannel
-from rospy_control.middleware.events import FaultEvent
+from rospy_control.bus.channel import CanChannel
+from rospy_control.bus.events import FaultEvent
 from rospy_control.middleware.middleware import CHANNEL_TYPES, UNIT_TYPES, Middleware, Snapshot
-from rospy_control.middleware.simulation import SimulatedFirmware
-from rospy_control.middleware.units import (
+from rospy_control.simulator import SimulatedFirmware
+from rospy_control.devices import (
     ActuatorState, ActuatorUnit, CanUnit, Capabilities, ContactSensor, ContactState, ControlMode, Encoder,
     EncoderState, ForceTorqueSensor, WATCHDOG_MODES, ForceTorqueState, HardwareUnit, ImuSensor, ImuState,
     Motor, MotorState, UnitGroup, UnsupportedCommand,

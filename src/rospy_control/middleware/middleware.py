@@ -14,17 +14,17 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 from rospy_control.exceptions import HardwareError
 from rospy_control.log import get_logger
-from rospy_control.middleware.channel import CanChannel
-from rospy_control.middleware.config import (
+from rospy_control.bus.channel import CanChannel
+from rospy_control.hardware_config.document import (
     AttributeReader, HardwareInfo, non_negative, parse_hardware_xml, positive, to_float,
 )
-from rospy_control.middleware.events import EventLog, FaultEvent
-from rospy_control.middleware.simulation import FAULTS, SimulatedFirmware, SimulationSettings
-from rospy_control.middleware.simulation.bus import (
+from rospy_control.bus.events import EventLog, FaultEvent
+from rospy_control.simulator import FAULTS, SimulatedFirmware, SimulationSettings
+from rospy_control.simulator.bus import (
     SIM_INTERFACE, SimBusAddress, enlarge_receive_buffer,
 )
-from rospy_control.middleware.sim_link import SimLink, connect_simulator_process
-from rospy_control.middleware.units import (
+from rospy_control.simulator.link import SimLink, connect_simulator_process
+from rospy_control.devices import (
     WATCHDOG_MODES, ActuatorUnit, CanUnit, ContactSensor, ControlMode, Encoder, ExampleMotor,
     ForceTorqueSensor, HardwareUnit, ImuSensor, Motor, UnitGroup,
 )
@@ -39,11 +39,11 @@ UNIT_TYPES = Registry("hardware unit type", HardwareUnit)
 for _cls in (Motor, ExampleMotor, Encoder, ImuSensor, ContactSensor, ForceTorqueSensor, UnitGroup):
     UNIT_TYPES.register(_cls.TYPE_NAME, _cls)
 # The protocol devices, imported when an XML names them (CiA 402 needs the optional canopen package).
-for _name, _target in (("rospy_control/DamiaoMotor", "rospy_control.middleware.units.damiao:DamiaoMotor"),
-                       ("rospy_control/OdriveAxis", "rospy_control.middleware.units.odrive:OdriveAxis"),
+for _name, _target in (("rospy_control/DamiaoMotor", "rospy_control.devices.damiao.device:DamiaoMotor"),
+                       ("rospy_control/OdriveAxis", "rospy_control.devices.odrive.device:OdriveAxis"),
                        ("rospy_control/RobStrideMotor",
-                        "rospy_control.middleware.units.robstride:RobStrideMotor"),
-                       ("rospy_control/Cia402Drive", "rospy_control.middleware.units.cia402:Cia402Drive")):
+                        "rospy_control.devices.robstride.device:RobStrideMotor"),
+                       ("rospy_control/Cia402Drive", "rospy_control.devices.cia402.device:Cia402Drive")):
     UNIT_TYPES.register(_name, _target)
 #: Channel types usable in ``<channel type="...">``.
 CHANNEL_TYPES = Registry("channel type", CanChannel)

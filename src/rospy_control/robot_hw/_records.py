@@ -24,7 +24,7 @@ from rospy_control.hardware_interface import (
     VelocityJointInterface,
 )
 from rospy_control.middleware import ActuatorUnit, ControlMode
-from rospy_control.middleware.units import CanSensor
+from rospy_control.devices import CanSensor
 
 if TYPE_CHECKING:
     from rospy_control.transmission_interface import TransmissionInterfaceLoader

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from rospy_control.dynamics import compensation_options, configuration_root, simulation_options
-from rospy_control.dynamics.sim_load import attach_simulated_gravity
+from rospy_control.simulator.gravity import attach_simulated_gravity
 from rospy_control.exceptions import CommunicationError, ConfigError, HardwareError, HardwareInterfaceError
 from rospy_control.hardware_interface import ControllerInfo, RobotHW, SwitchState
 from rospy_control.log import Throttle, get_logger

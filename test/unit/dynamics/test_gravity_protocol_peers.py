@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from rospy_control.dynamics import GravityModel
-from rospy_control.dynamics.sim_load import attach_to_middleware
+from rospy_control.simulator.gravity import attach_to_middleware
 from rospy_control.hardware_interface import PositionJointInterface
 from rospy_control.middleware import Middleware
 from rospy_control.transmission_interface import TransmissionParser, load_transmission

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from rospy_control.dynamics import GravityModel, Payload
-from rospy_control.dynamics.sim_load import attach_to_middleware
+from rospy_control.simulator.gravity import attach_to_middleware
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware import Middleware
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import can
 import pytest
 
-from rospy_control.middleware.channel import CAN_ERR_BUSOFF, CAN_ERR_RESTARTED, _says_bus_off
+from rospy_control.bus.channel import CAN_ERR_BUSOFF, CAN_ERR_RESTARTED, _says_bus_off
 
 from middleware_testutil import motor_xml, wait_until
 

@@ -13,10 +13,10 @@ import can
 import pytest
 
 from rospy_control.exceptions import CommunicationTimeout, ConfigError
-from rospy_control.middleware.protocols import canopen_net
-from rospy_control.middleware.protocols import cia402 as co
-from rospy_control.middleware.protocols.cia402 import State
-from rospy_control.middleware.simulation.cia402 import SimulatedCia402Drive
+from rospy_control.devices.cia402 import canopen_net
+from rospy_control.devices.cia402 import codec as co
+from rospy_control.devices.cia402.codec import State
+from rospy_control.simulator.cia402 import SimulatedCia402Drive
 
 canopen = pytest.importorskip("canopen", reason="tools/bootstrap.sh installs canopen into .ws/venv")
 

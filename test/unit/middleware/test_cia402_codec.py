@@ -1,4 +1,4 @@
-"""Byte-exact tests of the CiA 301 / CiA 402 codec (rospy_control.middleware.protocols.cia402).
+"""Byte-exact tests of the CiA 301 / CiA 402 codec (rospy_control.devices.cia402.codec).
 
 C1-C7 are the vectors of the device-protocol spec (section 8, node 3)."""
 from __future__ import annotations
@@ -7,8 +7,8 @@ import math
 
 import pytest
 
-from rospy_control.middleware.protocols import cia402 as co
-from rospy_control.middleware.protocols.cia402 import State
+from rospy_control.devices.cia402 import codec as co
+from rospy_control.devices.cia402.codec import State
 
 
 def test_c1_nmt_start_bootup_and_heartbeat_operational():

@@ -9,9 +9,9 @@ from typing import List, Optional
 import can
 import pytest
 
-from rospy_control.middleware.protocols import cia402 as co
-from rospy_control.middleware.protocols.cia402 import State
-from rospy_control.middleware.simulation.cia402 import SimulatedCia402Drive
+from rospy_control.devices.cia402 import codec as co
+from rospy_control.devices.cia402.codec import State
+from rospy_control.simulator.cia402 import SimulatedCia402Drive
 
 DT = 0.0005
 NODE = 3

@@ -15,8 +15,8 @@ import pytest
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware import ControlMode, Middleware
-from rospy_control.middleware.protocols import cia402 as co
-from rospy_control.middleware.units.actuator import UnsupportedCommand
+from rospy_control.devices.cia402 import codec as co
+from rospy_control.devices.actuator import UnsupportedCommand
 
 from middleware_testutil import drain_bus, wait_until
 

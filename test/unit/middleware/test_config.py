@@ -5,7 +5,7 @@ import pytest
 
 from rospy_control.exceptions import ConfigError, PluginError
 from rospy_control.middleware import ContactSensor, Middleware, Motor, UnitGroup
-from rospy_control.middleware.config import parse_hardware_xml
+from rospy_control.hardware_config.document import parse_hardware_xml
 
 from middleware_testutil import data_file, motor_xml
 
@@ -133,7 +133,7 @@ def test_contact_simulation_referencing_unknown_motor():
 def test_module_class_type_and_groups():
     xml = ('<hardware><channel name="b" interface="virtual" channel="x"/>'
            '<group name="leg" channel="b">'
-           '<unit name="knee" type="rospy_control.middleware.units:Motor" can_id="3" joint="knee_joint"/>'
+           '<unit name="knee" type="rospy_control.devices:Motor" can_id="3" joint="knee_joint"/>'
            '<unit name="foot" type="rospy_control/ContactSensor" can_id="0x30" frame_id="foot_link"/>'
            '</group></hardware>')
     mw = load(xml)
@@ -151,7 +151,7 @@ def test_module_class_wrong_base():
     xml = ('<hardware><channel name="b" interface="virtual" channel="x"/>'
            '<unit name="u" type="collections:OrderedDict" channel="b"/></hardware>')
     with pytest.raises(PluginError,
-                       match="does not derive from 'rospy_control.middleware.units.HardwareUnit'"):
+                       match="does not derive from 'rospy_control.devices.HardwareUnit'"):
         load(xml)
 
 
@@ -239,8 +239,8 @@ def test_documented_defaults_are_the_code_defaults():
     import os
     import re
     from rospy_control.middleware import CanChannel, ImuSensor
-    from rospy_control.middleware.simulation import SimulationSettings
-    from rospy_control.middleware.units import Encoder, ForceTorqueSensor
+    from rospy_control.simulator import SimulationSettings
+    from rospy_control.devices import Encoder, ForceTorqueSensor
     path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "hardware_xml.md")
     with open(path, encoding="utf-8") as stream:
         text = stream.read()

@@ -1,5 +1,5 @@
-"""Byte-exact tests of the CubeMars V3 MIT codec (rospy_control.middleware.protocols.cubemars) and
-conversations with the simulated V3 motor (rospy_control.middleware.simulation.cubemars)."""
+"""Byte-exact tests of the CubeMars V3 MIT codec (rospy_control.devices.cubemars.codec) and
+conversations with the simulated V3 motor (rospy_control.simulator.cubemars)."""
 from __future__ import annotations
 
 import math
@@ -8,12 +8,12 @@ import struct
 import can
 import pytest
 
-from rospy_control.middleware.protocols import cubemars as cm
-from rospy_control.middleware.protocols import mit
-from rospy_control.middleware.protocols.encodable import EncodableRangeError
-from rospy_control.middleware.protocols.mit import MitLimits
-from rospy_control.middleware.simulation.cubemars import SimulatedCubeMarsV3
-from rospy_control.middleware.simulation.device import PhysicalState
+from rospy_control.devices.cubemars import codec as cm
+from rospy_control.devices.mit import codec as mit
+from rospy_control.devices.encodable import EncodableRangeError
+from rospy_control.devices.mit.codec import MitLimits
+from rospy_control.simulator.cubemars import SimulatedCubeMarsV3
+from rospy_control.simulator.device import PhysicalState
 
 L = MitLimits(p_min=-12.5, p_max=12.5, v_min=-50.0, v_max=50.0, t_min=-65.0, t_max=65.0)  # AK10-9
 

@@ -8,11 +8,11 @@ import pytest
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware import ControlMode
-from rospy_control.middleware.protocols import cubemars as cm
-from rospy_control.middleware.protocols.mit import MitLimits
-from rospy_control.middleware.simulation import cubemars as sim_cubemars
-from rospy_control.middleware.simulation.motor import SimulatedMotor
-from rospy_control.middleware.units import Motor
+from rospy_control.devices.cubemars import codec as cm
+from rospy_control.devices.mit.codec import MitLimits
+from rospy_control.simulator import cubemars as sim_cubemars
+from rospy_control.simulator.motor import SimulatedMotor
+from rospy_control.devices import Motor
 
 from middleware_testutil import wait_until
 

@@ -14,10 +14,10 @@ import can
 import pytest
 
 from rospy_control.middleware import ControlMode, Motor
-from rospy_control.middleware.channel import CanChannel
-from rospy_control.middleware.protocols import mit
-from rospy_control.middleware.simulation.liveness import Liveness
-from rospy_control.middleware.timing import CycleTiming, late_threshold
+from rospy_control.bus.channel import CanChannel
+from rospy_control.devices.mit import codec as mit
+from rospy_control.simulator.liveness import Liveness
+from rospy_control.bus.timing import CycleTiming, late_threshold
 
 L = mit.MitLimits()
 

@@ -1,5 +1,5 @@
-"""Byte-exact tests of the DaMiao codec (rospy_control.middleware.protocols.damiao) and conversations
-with the simulated DaMiao firmware (rospy_control.middleware.simulation.damiao).
+"""Byte-exact tests of the DaMiao codec (rospy_control.devices.damiao.codec) and conversations
+with the simulated DaMiao firmware (rospy_control.simulator.damiao).
 
 Vectors D1-D5 are those of the protocol facts file (section 8, DaMiao)."""
 from __future__ import annotations
@@ -10,11 +10,11 @@ import struct
 import can
 import pytest
 
-from rospy_control.middleware.protocols import damiao as dm
-from rospy_control.middleware.protocols.damiao import DamiaoRanges
-from rospy_control.middleware.protocols.encodable import EncodableRangeError
-from rospy_control.middleware.simulation.damiao import SimulatedDamiao
-from rospy_control.middleware.simulation.device import PhysicalState
+from rospy_control.devices.damiao import codec as dm
+from rospy_control.devices.damiao.codec import DamiaoRanges
+from rospy_control.devices.encodable import EncodableRangeError
+from rospy_control.simulator.damiao import SimulatedDamiao
+from rospy_control.simulator.device import PhysicalState
 
 DM4310 = dm.MODEL_RANGES["DM4310"]          # 12.5 rad, 30 rad/s, 10 N m
 DM4340 = DamiaoRanges(12.5, 10.0, 28.0)      # the VMAX the D1 capture decodes with

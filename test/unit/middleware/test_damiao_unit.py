@@ -7,9 +7,9 @@ import pytest
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware import ControlMode
-from rospy_control.middleware.protocols import damiao as dm
-from rospy_control.middleware.units.damiao import DamiaoMotor
-from rospy_control.middleware.units.request_reply import Command
+from rospy_control.devices.damiao import codec as dm
+from rospy_control.devices.damiao.device import DamiaoMotor
+from rospy_control.devices.request_reply import Command
 
 from middleware_testutil import wait_until
 

@@ -205,8 +205,8 @@ def test_every_motor_acts_on_its_exit_frame_however_late_the_simulator_runs(make
     """A motor acts on the exit-motor-mode frame it was sent, whether or not the host waited for its
     answer: the simulator handles what is already on the bus when it is stopped, even when its thread
     runs late (here: a pause after every receive, and a driver that waits for no answer)."""
-    from rospy_control.middleware import channel as channel_module
-    from rospy_control.middleware.simulation import firmware as firmware_module
+    from rospy_control.bus import channel as channel_module
+    from rospy_control.simulator import firmware as firmware_module
     late = threading.Event()
     opened = firmware_module.enlarge_receive_buffer
 

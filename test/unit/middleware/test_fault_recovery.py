@@ -14,7 +14,7 @@ import pytest
 
 from rospy_control.exceptions import HardwareError
 from rospy_control.middleware import ControlMode, FaultEvent
-from rospy_control.middleware.protocols import mit
+from rospy_control.devices.mit import codec as mit
 
 from middleware_testutil import motor_xml, wait_until
 

@@ -1,11 +1,11 @@
-"""scripts/hw_check (rospy_control.middleware.hw_check.main)."""
+"""scripts/hw_check (rospy_control.adapter.tools.hw_check.main)."""
 from __future__ import annotations
 
 import io
 import os
 import stat
 
-from rospy_control.middleware.hw_check import main
+from rospy_control.adapter.tools.hw_check import main
 
 from middleware_testutil import CONFIG, motor_xml
 
@@ -23,7 +23,7 @@ def test_script_is_thin_and_executable():
     assert os.stat(path).st_mode & stat.S_IXUSR
     text = open(path).read()
     assert text.startswith("#!/usr/bin/env python3")
-    assert "from rospy_control.middleware.hw_check import main" in text
+    assert "from rospy_control.adapter.tools.hw_check import main" in text
 
 
 def test_sim_run_prints_units_channels_load_and_table(capsys):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from rospy_control.middleware.simulation.liveness import (
+from rospy_control.simulator.liveness import (
     DEAD_AFTER, DUE_SLACK, GAP, Liveness, SharedLiveness, liveness_path,
 )
 

@@ -1,10 +1,10 @@
-"""Byte-exact tests of the MIT-mode codec (rospy_control.middleware.protocols.mit)."""
+"""Byte-exact tests of the MIT-mode codec (rospy_control.devices.mit.codec)."""
 from __future__ import annotations
 
 import pytest
 
-from rospy_control.middleware.protocols import mit
-from rospy_control.middleware.protocols.mit import MitLimits, pack_command, unpack_reply
+from rospy_control.devices.mit import codec as mit
+from rospy_control.devices.mit.codec import MitLimits, pack_command, unpack_reply
 
 L = MitLimits()  # Mini-Cheetah ranges: P +-12.5, V +-65, KP 0..500, KD 0..5, T +-18
 

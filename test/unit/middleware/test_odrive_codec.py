@@ -1,5 +1,5 @@
-"""Byte-exact tests of the ODrive CAN Simple codec (rospy_control.middleware.protocols.odrive), both
-firmware lines, and conversations with the simulated axis (rospy_control.middleware.simulation.odrive).
+"""Byte-exact tests of the ODrive CAN Simple codec (rospy_control.devices.odrive.codec), both
+firmware lines, and conversations with the simulated axis (rospy_control.simulator.odrive).
 
 Vectors O1-O7 are those of the protocol facts file (section 8, ODrive)."""
 from __future__ import annotations
@@ -10,10 +10,10 @@ import struct
 import can
 import pytest
 
-from rospy_control.middleware.protocols import odrive as od
-from rospy_control.middleware.protocols.encodable import EncodableRangeError
-from rospy_control.middleware.simulation.device import PhysicalState
-from rospy_control.middleware.simulation.odrive import SimulatedOdrive
+from rospy_control.devices.odrive import codec as od
+from rospy_control.devices.encodable import EncodableRangeError
+from rospy_control.simulator.device import PhysicalState
+from rospy_control.simulator.odrive import SimulatedOdrive
 
 TAU = 2 * math.pi
 

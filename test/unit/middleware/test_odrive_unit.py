@@ -11,8 +11,8 @@ import pytest
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware import ControlMode
-from rospy_control.middleware.protocols import odrive as od
-from rospy_control.middleware.units.request_reply import Command
+from rospy_control.devices.odrive import codec as od
+from rospy_control.devices.request_reply import Command
 
 from middleware_testutil import wait_until
 from test_fault_recovery import freeze_process
@@ -110,7 +110,7 @@ def test_set_input_pos_feed_forwards_saturate_and_never_wrap(make_mw):
 
 
 def test_frames_are_byte_exact():
-    from rospy_control.middleware.units.odrive import OdriveAxis
+    from rospy_control.devices.odrive.device import OdriveAxis
     axis = OdriveAxis("a", node_id=3, firmware="0.6.10")
     # O4: Set_Input_Pos(1.5 turn, vel_ff 2.0 turn/s, torque_ff -0.5 N.m) to node 3
     data = axis.encode_command(Command(ControlMode.POSITION, 1.5 * TAU, 2.0 * TAU, -0.5))
@@ -266,7 +266,7 @@ class HandDriven:
     """An axis driven by hand, one 5 ms cycle per :meth:`cycle` (the frame it sent, or None)."""
 
     def __init__(self, **kw) -> None:
-        from rospy_control.middleware.units.odrive import OdriveAxis
+        from rospy_control.devices.odrive.device import OdriveAxis
         self.axis = OdriveAxis("a", node_id=2, firmware="0.6", **kw)
         self.t = 0.0
         self.axis.activate(0.0, True, 0.1, 0.005)
@@ -282,7 +282,7 @@ def test_a_lost_set_axis_state_is_sent_again_with_the_sequence():
     # Set_Axis_State is not acknowledged: an axis still IDLE, with no procedure running, a while
     # after the request did not get it (a frame lost on the bus). The start-up sequence is sent
     # again (a lost gain or controller-mode frame with it), and the axis then enters closed loop.
-    from rospy_control.middleware.units.odrive import OdriveAxis
+    from rospy_control.devices.odrive.device import OdriveAxis
     rig = HandDriven(pos_gain=30.0)
     axis, cycle = rig.axis, rig.cycle
     cycle()

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from rospy_control.middleware import ControlMode, Motor
-from rospy_control.middleware.units import UnsupportedCommand
-from rospy_control.middleware.units.request_reply import Command
+from rospy_control.devices import UnsupportedCommand
+from rospy_control.devices.request_reply import Command
 
 
 def _motor(**kw):

@@ -1,4 +1,4 @@
-"""Byte-exact tests of the CyberGear / RobStride codec (rospy_control.middleware.protocols.robstride).
+"""Byte-exact tests of the CyberGear / RobStride codec (rospy_control.devices.robstride.codec).
 
 R1-R4 are the vectors of the device-protocol spec (section 8); the others follow the CyberGear
 manual's tables (chapter 4) and RobStride's sample program.
@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from rospy_control.middleware.protocols import robstride as rs
+from rospy_control.devices.robstride import codec as rs
 
 CG = rs.limits_for("cybergear")
 

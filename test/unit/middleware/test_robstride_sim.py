@@ -5,8 +5,8 @@ from __future__ import annotations
 import can
 import pytest
 
-from rospy_control.middleware.protocols import robstride as rs
-from rospy_control.middleware.simulation.robstride import SimulatedRobStride
+from rospy_control.devices.robstride import codec as rs
+from rospy_control.simulator.robstride import SimulatedRobStride
 
 DT = 0.0005
 HOST = 0xFD

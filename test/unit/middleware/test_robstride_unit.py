@@ -14,9 +14,9 @@ import pytest
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware import ControlMode
-from rospy_control.middleware.protocols import robstride as rs
-from rospy_control.middleware.units.request_reply import Command
-from rospy_control.middleware.units.robstride import RobStrideMotor
+from rospy_control.devices.robstride import codec as rs
+from rospy_control.devices.request_reply import Command
+from rospy_control.devices.robstride.device import RobStrideMotor
 
 from middleware_testutil import drain_bus, wait_until
 

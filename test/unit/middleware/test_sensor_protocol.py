@@ -1,11 +1,11 @@
-"""Our sensor frames (rospy_control.middleware.protocols.sensors)."""
+"""Our sensor frames (rospy_control.devices.sensors.codec)."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from rospy_control.middleware.protocols import sensors
+from rospy_control.devices.sensors import codec as sensors
 
 
 def test_quaternion_identity_bytes_and_round_trip():

@@ -8,16 +8,16 @@ from typing import Dict
 import can
 import pytest
 
-from rospy_control.middleware.protocols import cubemars as cm
-from rospy_control.middleware.protocols import damiao as dm
-from rospy_control.middleware.protocols import odrive as od
-from rospy_control.middleware.protocols.mit import MitLimits
-from rospy_control.middleware.simulation.cubemars import SimulatedCubeMarsV3
-from rospy_control.middleware.simulation.damiao import SimulatedDamiao
-from rospy_control.middleware.simulation.device import (
+from rospy_control.devices.cubemars import codec as cm
+from rospy_control.devices.damiao import codec as dm
+from rospy_control.devices.odrive import codec as od
+from rospy_control.devices.mit.codec import MitLimits
+from rospy_control.simulator.cubemars import SimulatedCubeMarsV3
+from rospy_control.simulator.damiao import SimulatedDamiao
+from rospy_control.simulator.device import (
     DeviceRouter, Impedance, PhysicalState, SimulatedDevice, advance_joint,
 )
-from rospy_control.middleware.simulation.odrive import SimulatedOdrive
+from rospy_control.simulator.odrive import SimulatedOdrive
 
 DM4310 = dm.MODEL_RANGES["DM4310"]
 AK = MitLimits(t_min=-12.0, t_max=12.0)
@@ -171,8 +171,8 @@ def test_conversation_over_a_python_can_bus(virtual_channel):
 
 
 def test_traffic_per_protocol():
-    from rospy_control.middleware.protocols.wire import Traffic, frame_bits
-    from rospy_control.middleware.units.base import frame_bits as unit_frame_bits
+    from rospy_control.devices.wire import Traffic, frame_bits
+    from rospy_control.devices.unit import frame_bits as unit_frame_bits
     for dlc in range(9):
         for ext in (False, True):
             assert frame_bits(dlc, ext) == unit_frame_bits(dlc, ext)

@@ -1,15 +1,15 @@
-"""Protocol-level simulated devices on the simulated joint (rospy_control.middleware.simulation.joint)."""
+"""Protocol-level simulated devices on the simulated joint (rospy_control.simulator.joint)."""
 from __future__ import annotations
 
 import can
 import pytest
 
-from rospy_control.middleware.protocols import damiao as dm
-from rospy_control.middleware.protocols import odrive as od
-from rospy_control.middleware.simulation.damiao import SimulatedDamiao
-from rospy_control.middleware.simulation.device import Impedance
-from rospy_control.middleware.simulation.joint import JointModel, SimulatedProtocolMotor
-from rospy_control.middleware.simulation.odrive import SimulatedOdrive
+from rospy_control.devices.damiao import codec as dm
+from rospy_control.devices.odrive import codec as od
+from rospy_control.simulator.damiao import SimulatedDamiao
+from rospy_control.simulator.device import Impedance
+from rospy_control.simulator.joint import JointModel, SimulatedProtocolMotor
+from rospy_control.simulator.odrive import SimulatedOdrive
 
 DT = 0.0005
 R = dm.MODEL_RANGES["DM4310"]

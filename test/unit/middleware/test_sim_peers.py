@@ -10,10 +10,10 @@ from typing import List, Optional
 import can
 import pytest
 
-from rospy_control.middleware.simulation import SimulatedFirmware, SimulationSettings
-from rospy_control.middleware.simulation import peers
-from rospy_control.middleware.simulation.device import Impedance, SimulatedDevice
-from rospy_control.middleware.simulation.joint import SimulatedProtocolMotor
+from rospy_control.simulator import SimulatedFirmware, SimulationSettings
+from rospy_control.simulator import peers
+from rospy_control.simulator.device import Impedance, SimulatedDevice
+from rospy_control.simulator.joint import SimulatedProtocolMotor
 
 
 class EchoDevice(SimulatedDevice):
@@ -146,7 +146,7 @@ def test_a_command_step_is_not_measured_across_a_frame_the_simulator_dropped():
     # dropped because the host starved it breaks the chain, so the step to the next frame is not
     # counted as one the driver sent.
     from rospy_control.middleware import Motor
-    from rospy_control.middleware.protocols import mit
+    from rospy_control.devices.mit import codec as mit
     motor = Motor("m1", 1)
     fw = SimulatedFirmware("bus", [motor], SimulationSettings())
     channel = f"drop-{uuid.uuid4().hex[:8]}"
@@ -175,7 +175,7 @@ def test_a_command_step_is_not_measured_across_a_frame_the_simulator_dropped():
 
 
 def test_joint_model_reads_the_simulation_element_joint_side():
-    from rospy_control.middleware.config import ElementInfo
+    from rospy_control.hardware_config.document import ElementInfo
 
     unit = EchoUnit("c", 3)
     unit.direction = -1

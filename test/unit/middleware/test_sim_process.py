@@ -13,10 +13,10 @@ import can
 import pytest
 
 from rospy_control.exceptions import HardwareError
-from rospy_control.middleware.hw_check import main as hw_check
-from rospy_control.middleware.sim_process import SimulatorHost, apply_sim_fault
-from rospy_control.middleware.units import ControlMode
-from rospy_control.middleware.simulation.bus import (
+from rospy_control.adapter.tools.hw_check import main as hw_check
+from rospy_control.simulator.process import SimulatorHost, apply_sim_fault
+from rospy_control.devices import ControlMode
+from rospy_control.simulator.bus import (
     PORT_MAX, PORT_MIN, default_bus_key, sim_bus_address, wait_for_simulator,
 )
 
@@ -133,7 +133,7 @@ def sim_proc(make_mw, tmp_path):
     cfg = tmp_path / "hw.xml"
     cfg.write_text(motor_xml(2))
     key = _key()
-    cmd = [sys.executable, "-m", "rospy_control.middleware.sim_process", str(cfg), "--key", key]
+    cmd = [sys.executable, "-m", "rospy_control.simulator.process", str(cfg), "--key", key]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
@@ -206,7 +206,7 @@ def test_no_simulator_answering_falls_back_in_process_with_one_warning(make_mw, 
 
 
 def test_unavailable_bus_falls_back_in_process(make_mw, caplog, monkeypatch):
-    import rospy_control.middleware.sim_link as mwmod
+    import rospy_control.simulator.link as mwmod
 
     def unavailable(*_a, **_k):
         raise can.CanInitializationError("could not connect to a multicast IP network")
@@ -244,7 +244,7 @@ def test_hw_check_sim_in_process(capsys):
 
 
 def test_hw_check_falls_back_when_the_simulator_process_fails(capsys, monkeypatch):
-    import rospy_control.middleware.hw_check as hw
+    import rospy_control.adapter.tools.hw_check as hw
 
     monkeypatch.setattr(hw.SimProcess, "wait_ready",
                         lambda self, timeout=0.0: "it exited with status 2: boom")
@@ -261,7 +261,7 @@ def test_hw_check_falls_back_when_the_simulator_process_fails(capsys, monkeypatc
 @needs_udp
 def test_simulated_buses_get_a_large_receive_buffer():
     # a simulator (or driver) process stalled for 250 ms must not lose the frames sent meanwhile
-    from rospy_control.middleware.simulation.bus import enlarge_receive_buffer, open_sim_bus
+    from rospy_control.simulator.bus import enlarge_receive_buffer, open_sim_bus
     bus = open_sim_bus(sim_bus_address(_key(), "c"))
     try:
         granted = enlarge_receive_buffer(bus)

@@ -5,8 +5,9 @@ import pytest
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware import ContactSensor, ControlMode, Motor
-from rospy_control.middleware.protocols import mit, sensors
-from rospy_control.middleware.units import frame_bits
+from rospy_control.devices.mit import codec as mit
+from rospy_control.devices.sensors import codec as sensors
+from rospy_control.devices import frame_bits
 
 L = mit.MitLimits()
 
@@ -136,7 +137,7 @@ def test_a_late_reply_ends_the_streak():
 
 
 def test_miss_limit():
-    from rospy_control.middleware.units import miss_limit
+    from rospy_control.devices import miss_limit
     assert miss_limit(0.1, 0.002) == 50       # not 51: 0.1 / 0.002 is 50.000000000000001 in floats
     assert miss_limit(0.1, 0.001) == 100
     assert miss_limit(0.02, 0.01) == 3
@@ -292,7 +293,7 @@ def test_firmware_timeout_makes_the_motor_enter_motor_mode_again_after_a_gap():
 
 
 def test_events_are_logged():
-    from rospy_control.middleware.events import EventLog
+    from rospy_control.bus.events import EventLog
     log = EventLog(maxlen=3)
     m = active_motor()
     m.attach("bus", log)

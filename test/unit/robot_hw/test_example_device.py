@@ -14,9 +14,9 @@ from rospy_control.hardware_interface import (
     PositionJointInterface, SwitchState, VelocityJointInterface,
 )
 from rospy_control.middleware import ActuatorUnit, ControlMode, Middleware
-from rospy_control.middleware.protocols import example
-from rospy_control.middleware.simulation.example import ExampleDeviceModel, ExampleMotorPeer
-from rospy_control.middleware.units import CanUnit, ExampleMotor, RequestReplyActuator
+from rospy_control.devices.example import codec as example
+from rospy_control.simulator.example import ExampleDeviceModel, ExampleMotorPeer
+from rospy_control.devices import CanUnit, ExampleMotor, RequestReplyActuator
 from rospy_control.testing import wait_until
 
 from robot_hw_testutil import info, joint, position, simple, spin, switch, urdf
@@ -85,7 +85,7 @@ def test_the_contract_is_abstract_and_the_example_implements_it():
     assert m.supports(ControlMode.POSITION) and not m.supports(ControlMode.MIT)
     assert m.effort_range == (-example.EFFORT_MAX, example.EFFORT_MAX)
     assert m.reply_ids() == (0x103,)
-    from rospy_control.middleware.units import UnsupportedCommand
+    from rospy_control.devices import UnsupportedCommand
     with pytest.raises(UnsupportedCommand):
         m.set_impedance(0.0, 0.0, 1.0, 0.1, 0.0)
 
@@ -190,7 +190,7 @@ def test_the_walkthrough_shows_the_shipped_device_and_its_xml_loads():
     """docs/writing_a_device.md quotes ExampleMotor as shipped, and its hardware XML loads as written."""
     import inspect
     from robot_hw_testutil import ROOT
-    from rospy_control.middleware.units import example_motor
+    from rospy_control.devices.example import device as example_motor
     with open(os.path.join(ROOT, "docs", "writing_a_device.md"), encoding="utf-8") as stream:
         text = stream.read()
     source = inspect.getsource(example_motor)

@@ -1,0 +1,1 @@
+"""The CAN bus: channels with their read/write thread, cycle timing and the event log."""

@@ -1,0 +1,683 @@
+"""The protocol-free machinery of an actuator that answers every frame it is sent with one reply:
+:class:`RequestReplyActuator`, with the decoded :class:`Command` and :class:`Reply` a protocol translates
+to and from its frames.
+
+A new protocol subclasses it and writes only its codec -- :meth:`~RequestReplyActuator.encode_command`,
+:meth:`~RequestReplyActuator.decode_reply`, the enable / disable (/ set-zero) frames -- its error table
+(``ERRORS``) and what its frames can carry (``CAPABILITIES``, ``GAIN_RANGES``, ``EFFORT_LIMIT``).
+Everything else is here, the same for every such device:
+
+* one command frame per channel cycle, its reply awaited; silence faults the device after ``N``
+  misses and ``fault_timeout`` (:class:`~rospy_control.devices.CanUnit`);
+* enable at start-up (and again as the reset probe), disable once on a fault and at shutdown;
+* the device's error code (``Reply.error_code``) and over-temperature fault it at once, named by
+  ``ERRORS``; a reset re-enables it and succeeds only on a reply without error;
+* the command watchdog and the position-step cap, both on decoded values (:class:`Command`), before
+  the codec sees them;
+* commands are joint side; the codec sees the device's side (``direction`` and ``zero_offset``
+  applied); replies likewise.
+
+See ``docs/writing_a_device.md`` for a complete device built on it
+(:class:`~rospy_control.devices.example.device.ExampleMotor`).
+"""
+from __future__ import annotations
+
+import abc
+import math
+from typing import Callable, ClassVar, Dict, NamedTuple, Optional, Tuple
+
+import can
+
+from rospy_control.exceptions import ConfigError
+from rospy_control.log import Throttle, get_logger
+from rospy_control.hardware_config.document import (
+    AttributeReader, UnitInfo, non_negative, to_float, to_int, to_str,
+)
+from rospy_control.devices.actuator import (
+    WATCHDOG_MODES, ActuatorUnit, ControlMode, MotorState, UnsupportedCommand,
+)
+from rospy_control.devices.unit import frame_bits
+from rospy_control.realtime import RealtimeBuffer
+
+__all__ = ["Command", "Reply", "RequestReplyActuator"]
+
+logger = get_logger(__name__)
+
+
+class Command(NamedTuple):
+    """One command in the device's own frame (direction and zero offset applied), SI units.
+
+    ``position`` rad, ``velocity`` rad/s, ``effort`` N·m, ``kp`` N·m/rad, ``kd`` N·m·s/rad.  Which fields
+    a mode uses: POSITION position (+ velocity/effort feed-forward) with kp/kd = the position gains;
+    VELOCITY velocity (+ effort) with kd = ``velocity_kd``; EFFORT effort; DAMPING kd = ``velocity_kd``;
+    MIT all; NONE none.
+    """
+
+    mode: ControlMode
+    position: float = 0.0
+    velocity: float = 0.0
+    effort: float = 0.0
+    kp: float = 0.0
+    kd: float = 0.0
+
+
+class Reply(NamedTuple):
+    """One decoded reply, in the device's own frame (direction and zero offset not applied)."""
+
+    position: float
+    velocity: float
+    effort: float
+    temperature: Optional[float] = None
+    #: the device's error code, 0 = none (named through ``ERRORS``)
+    error_code: int = 0
+
+
+_LIMP = Command(ControlMode.NONE)
+_POSITION = ControlMode.POSITION
+_isfinite = math.isfinite
+
+
+class RequestReplyActuator(ActuatorUnit):
+    """Base of an actuator answering each frame with one reply (see the module docstring).
+
+    Subclasses set ``TYPE_NAME``, ``CAPABILITIES``, ``GAIN_RANGES``, ``EFFORT_LIMIT``, ``ERRORS``,
+    ``COMMAND_DLC`` / ``REPLY_DLC`` and implement :meth:`encode_command`, :meth:`decode_reply`,
+    :meth:`enable_frame`, :meth:`disable_frame`, :meth:`reply_ids` (or ``shared_reply``), and
+    :meth:`zero_frame` where ``CAPABILITIES.set_zero``.  Extra XML attributes: override
+    :meth:`read_attributes` (and accept them in ``__init__``).
+    """
+
+    _state: MotorState
+    # what the protocol can carry
+    #: ``{gain attribute: (lo, hi)}`` the frames can encode (checked at start-up)
+    GAIN_RANGES: ClassVar[Dict[str, Tuple[float, float]]] = {}
+    #: largest torque (N·m) a command can carry
+    EFFORT_LIMIT: ClassVar[float] = math.inf
+    #: error code -> the name the device's manual gives it
+    ERRORS: ClassVar[Dict[int, str]] = {}
+    #: data length of a command frame and of a reply (bus-load estimate)
+    COMMAND_DLC: ClassVar[int] = 8
+    REPLY_DLC: ClassVar[int] = 8
+    #: commands and replies use 29-bit ids
+    EXTENDED_IDS: ClassVar[bool] = False
+    #: the smallest position step the command frame resolves (rad), for the step cap (a subclass may
+    #: set it per instance when it depends on the configuration)
+    POSITION_RESOLUTION: float = 0.0
+
+    DEFAULT_DIRECTION = 1
+    DEFAULT_ZERO_OFFSET = 0.0
+    DEFAULT_POSITION_KP = 20.0
+    DEFAULT_POSITION_KD = 0.5
+    DEFAULT_VELOCITY_KD = 1.0
+    DEFAULT_MAX_TEMPERATURE = 90.0
+    DEFAULT_WATCHDOG_MODE = "position"
+    DEFAULT_FIRMWARE_TIMEOUT = 0.0
+    WATCHDOG_LOG_PERIOD = 5.0
+
+    def __init__(self, name: str, can_id: int, direction: int = DEFAULT_DIRECTION,
+                 zero_offset: float = DEFAULT_ZERO_OFFSET, joint: Optional[str] = None,
+                 position_kp: float = DEFAULT_POSITION_KP, position_kd: float = DEFAULT_POSITION_KD,
+                 velocity_kd: float = DEFAULT_VELOCITY_KD, max_temperature: float = DEFAULT_MAX_TEMPERATURE,
+                 fault_timeout: Optional[float] = None, watchdog_mode: Optional[str] = None,
+                 firmware_timeout: float = DEFAULT_FIRMWARE_TIMEOUT) -> None:
+        super().__init__(name, can_id, fault_timeout)
+        if direction not in (1, -1):
+            raise ConfigError(f"motor '{name}': direction must be 1 or -1, got {direction}")
+        self.watchdog_mode_explicit = watchdog_mode is not None
+        if watchdog_mode is None:
+            watchdog_mode = self.DEFAULT_WATCHDOG_MODE
+        if watchdog_mode not in WATCHDOG_MODES:
+            raise ConfigError(f"motor '{name}': watchdog_mode must be one of {', '.join(WATCHDOG_MODES)}, "
+                              f"got {watchdog_mode!r}")
+        if not firmware_timeout >= 0:
+            raise ConfigError(f"motor '{name}': firmware_timeout must be >= 0, got {firmware_timeout}")
+        self.direction = direction
+        self.zero_offset = zero_offset
+        self.joint = joint
+        #: the device's own CAN timeout (s, 0 = none): it leaves the enabled state when it receives nothing
+        #: for that long; after a freeze of at least half of it the next frame re-enables it
+        self.firmware_timeout = float(firmware_timeout)
+        self.position_kp = position_kp
+        self.position_kd = position_kd
+        self.velocity_kd = velocity_kd
+        self.max_temperature = max_temperature
+        self.watchdog_mode = watchdog_mode
+        self.rejected_commands = 0
+        self._non_finite_log = Throttle(5.0)
+        self._msg = can.Message(arbitration_id=self.command_id(), is_extended_id=self.EXTENDED_IDS,
+                                data=bytearray(self.COMMAND_DLC))
+        # the latest command: written by the caller's thread, read by the channel thread, as one
+        # immutable Command whose sequence number (the watchdog's "a new command came") travels with it
+        self._cmd_buf: RealtimeBuffer[Command] = RealtimeBuffer(_LIMP, name=f"motor {self.name} command")
+        self._zero_requested = False
+        self._enabled = False
+        self._exit_sent = False
+        # the disable frame sent on FAULT is not answered yet: its reply, late, must not pass for the
+        # answer to a reset probe's first frame (see stale_exit_reply)
+        self._exit_owed = False
+        self._reenter = False
+        self._last_tx = 0.0
+        self._inflight = ControlMode.NONE
+        self._inflight_before = ControlMode.NONE  # the mode of the command frame before (see on_frame)
+        self._inflight_enter = False
+        self._mode = ControlMode.NONE
+        self._published_mode = ControlMode.NONE
+        self._pos = 0.0
+        self._vel = 0.0
+        self._eff = 0.0
+        self._temp: Optional[float] = None
+        self._err = 0
+        # the encoded frame of the last command object (commands are immutable: same object, same bytes)
+        self._encoded: Tuple[Optional[Command], bytes] = (None, b"")
+        # position-step cap, on decoded positions (device side, rad)
+        self._step: Optional[float] = None
+        self._step_wire = 0.0    # the cap applied to decoded positions (see set_max_position_step)
+        self._step_last: Optional[float] = None
+        self._limited = 0
+        # command watchdog (channel thread)
+        self._cmd_timeout = 0.0
+        self._wd_cap = 0.02
+        self._wd_seen = 0
+        self._wd_stale = 0.0
+        self._wd_last = 0.0
+        self._wd_active = False
+        self._wd_applied = ""
+        self._wd_hold = _LIMP
+        self._wd_engaging = False  # the hold after a recovery (ends without a watchdog event)
+        self._wd_log = Throttle(self.WATCHDOG_LOG_PERIOD)
+        self._state = MotorState(name, 0.0, 0.0, 0.0, None, 0, False, ControlMode.NONE,
+                                 ControlMode.NONE, False, "", 0.0, False, 0.0, False)
+
+    # == what a protocol writes ==========================================================================
+    @abc.abstractmethod
+    def encode_command(self, command: Command) -> bytes:
+        """The command frame's data for ``command`` (device side; values outside what the frame can
+        carry saturate, never wrap)."""
+
+    @abc.abstractmethod
+    def decode_reply(self, arb_id: int, data) -> Optional[Reply]:
+        """Decode one frame received on :meth:`reply_ids` (``data``: bytes-like, as python-can received
+        it); None if it is malformed (counted in ``bad_frames``, the device is not heard)."""
+
+    @abc.abstractmethod
+    def enable_frame(self) -> bytes:
+        """Data of the frame that enables the device (and clears a latched error, where it does)."""
+
+    @abc.abstractmethod
+    def disable_frame(self) -> bytes:
+        """Data of the frame that disables the device (limp)."""
+
+    def zero_frame(self) -> bytes:
+        """Data of the frame that makes the current position the device's zero."""
+        raise UnsupportedCommand(f"{type(self).__name__} '{self.name}' cannot set its zero")
+
+    def command_id(self) -> int:
+        """Arbitration id of the frames sent to the device (default: ``can_id``).  Called by the
+        constructor: it may use ``can_id`` and class attributes only."""
+        return self.can_id
+
+    def error_name(self, code: int) -> str:
+        """The device's name of error ``code`` (``ERRORS``), else the code itself."""
+        name = self.ERRORS.get(code)
+        return f"{name} (error code {code})" if name else f"error code 0x{code:02X}"
+
+    @classmethod
+    def read_attributes(cls, r: AttributeReader) -> dict:
+        """Constructor arguments of protocol-specific attributes of the ``<unit>`` element."""
+        return {}
+
+    # == configuration ===================================================================================
+    @classmethod
+    def from_info(cls, info: UnitInfo) -> "RequestReplyActuator":
+        el = info.element
+        r = AttributeReader(el, ignore=("name", "type", "channel"))
+        kw = cls._can_kwargs(info, r)
+        kw.update(
+            direction=r.get("direction", to_int, cls.DEFAULT_DIRECTION, check=lambda v: v in (1, -1),
+                            expected="1 or -1"),
+            zero_offset=r.get("zero_offset", to_float, cls.DEFAULT_ZERO_OFFSET),
+            joint=r.get("joint", to_str, None),
+            max_temperature=r.get("max_temperature", to_float, cls.DEFAULT_MAX_TEMPERATURE),
+            watchdog_mode=r.get("watchdog_mode", to_str, None, check=lambda v: v in WATCHDOG_MODES,
+                                expected="one of " + ", ".join(WATCHDOG_MODES)),
+            firmware_timeout=r.get("firmware_timeout", to_float, cls.DEFAULT_FIRMWARE_TIMEOUT,
+                                   check=non_negative,
+                                   expected="a number of seconds >= 0 (0 = the firmware has none)"),
+        )
+        kw.update(cls.read_attributes(r))
+        r.finish()
+        gains = el.child("gains")
+        if gains is not None:
+            g = AttributeReader(gains)
+            for gain, default in (("position_kp", cls.DEFAULT_POSITION_KP),
+                                  ("position_kd", cls.DEFAULT_POSITION_KD),
+                                  ("velocity_kd", cls.DEFAULT_VELOCITY_KD)):
+                kw[gain] = g.get(gain, to_float, default, check=non_negative, expected="a number >= 0")
+            g.finish()
+        unit = cls(info.name, **kw)
+        unit.where = f"{el.source}:{el.line}"
+        unit.check_encodable()
+        return unit
+
+    def encodable_ranges(self) -> Dict[str, Tuple[float, float]]:
+        return dict(self.GAIN_RANGES)
+
+    @property
+    def effort_range(self) -> Tuple[float, float]:
+        return (-self.EFFORT_LIMIT, self.EFFORT_LIMIT)
+
+    def bits_per_cycle(self) -> int:
+        return frame_bits(self.COMMAND_DLC, self.EXTENDED_IDS) + frame_bits(self.REPLY_DLC, self.EXTENDED_IDS)
+
+    # == commands (any thread) ===========================================================================
+    def _rejected(self, *values: float) -> bool:
+        for value in values:
+            if not math.isfinite(value):
+                self.rejected_commands += 1
+                if self._non_finite_log.ready():
+                    logger.warning("motor '%s': ignoring a non-finite command %r (keeping the previous "
+                                   "command; %d rejected so far)", self.name, values, self.rejected_commands)
+                return True
+        return False
+
+    def _store(self, command: Command) -> None:
+        self._cmd_buf.write_from_non_rt(command)
+
+    def set_command(self, mode: ControlMode, value: float = 0.0, effort: float = 0.0) -> None:
+        if (mode is _POSITION and _isfinite(value) and _isfinite(effort)
+                and _POSITION in self.CAPABILITIES.modes):
+            # the control loop's common case, every cycle per motor: the same Command as below without
+            # the general path's calls (a subclass that overrides _store still gets it)
+            self._store(Command(_POSITION, self.direction * value + self.zero_offset,
+                                kp=self.position_kp, kd=self.position_kd))
+            return
+        if self._rejected(value, effort):
+            return
+        if mode == ControlMode.MIT:
+            raise UnsupportedCommand(f"motor '{self.name}': use set_mit_command() / set_impedance() for "
+                                     "MIT mode")
+        if mode not in self.CAPABILITIES.modes:
+            raise UnsupportedCommand(f"{type(self).__name__} '{self.name}' has no {mode!r} command")
+        d = self.direction
+        if mode == ControlMode.POSITION:
+            cmd = Command(mode, d * value + self.zero_offset, kp=self.position_kp, kd=self.position_kd)
+        elif mode == ControlMode.VELOCITY:
+            ff = d * effort if self.CAPABILITIES.velocity_effort_ff else 0.0
+            cmd = Command(mode, velocity=d * value, effort=ff, kd=self.velocity_kd)
+        elif mode == ControlMode.EFFORT:
+            cmd = Command(mode, effort=d * value)
+        elif mode == ControlMode.DAMPING:
+            cmd = Command(mode, kd=self.velocity_kd)
+        else:
+            cmd = _LIMP
+        self._store(cmd)
+
+    def position_setter(self) -> Callable[[float], None]:
+        # set_command's position fast path bound in a closure: one call per motor and cycle
+        cls = type(self)
+        if (_POSITION not in self.CAPABILITIES.modes or cls._store is not RequestReplyActuator._store
+                or cls.set_command is not RequestReplyActuator.set_command):
+            return super().position_setter()  # a subclass that changes either gets its own
+        write = self._cmd_buf.write_from_non_rt
+        set_command = self.set_command
+        new = tuple.__new__
+
+        def set_position_command(position: float) -> None:
+            if _isfinite(position):
+                write(new(Command, (_POSITION, self.direction * position + self.zero_offset, 0.0, 0.0,
+                                    self.position_kp, self.position_kd)))
+            else:
+                set_command(_POSITION, position)  # rejected, counted and logged there
+        return set_position_command
+
+    def set_position(self, position: float, velocity: float = 0.0, effort: float = 0.0) -> None:
+        if self._rejected(position, velocity, effort):
+            return
+        d = self.direction
+        caps = self.CAPABILITIES
+        self._store(Command(ControlMode.POSITION, d * position + self.zero_offset,
+                            d * velocity if caps.position_velocity_ff else 0.0,
+                            d * effort if caps.position_effort_ff else 0.0,
+                            self.position_kp, self.position_kd))
+
+    def set_impedance(self, position: float, velocity: float, kp: float, kd: float, effort: float) -> None:
+        if not self.CAPABILITIES.gains:
+            super().set_impedance(position, velocity, kp, kd, effort)
+        if self._rejected(position, velocity, kp, kd, effort):
+            return
+        d = self.direction
+        self._store(Command(ControlMode.MIT, d * position + self.zero_offset, d * velocity, d * effort,
+                            kp, kd))
+
+    def request_mode(self, mode: ControlMode) -> None:
+        if mode == ControlMode.MIT:
+            self.set_impedance(self._pos, 0.0, self.position_kp, self.position_kd, 0.0)
+        elif mode == ControlMode.POSITION:
+            self.set_command(mode, self._pos)
+        else:
+            self.set_command(mode, 0.0)
+
+    def mode_confirmed(self, mode: ControlMode) -> bool:
+        return (self._mode == mode and self._cmd_buf.read_from_rt().mode == mode
+                and self._published_mode == mode)
+
+    @property
+    def command_mode(self) -> ControlMode:
+        return self._cmd_buf.read_from_rt().mode
+
+    @property
+    def command(self) -> Command:
+        """The latest command as the codec will see it (device side; before the watchdog and the cap)."""
+        return self._cmd_buf.read_from_rt()
+
+    def request_zero(self) -> None:
+        if not self.CAPABILITIES.set_zero:
+            super().request_zero()
+        self._zero_requested = True
+
+    def set_watchdog_mode(self, mode: str) -> None:
+        if mode not in WATCHDOG_MODES:
+            raise ValueError(f"motor '{self.name}': unknown watchdog_mode {mode!r}; expected one of "
+                             f"{', '.join(WATCHDOG_MODES)}")
+        self.watchdog_mode = mode
+
+    @property
+    def watchdog_active(self) -> bool:
+        return self._wd_active
+
+    @property
+    def command_count(self) -> int:
+        return self._cmd_buf.sequence()
+
+    def set_max_position_step(self, step: Optional[float]) -> None:
+        if not step:
+            self._step = None
+            return
+        if not step > 0.0:
+            raise ValueError(f"motor '{self.name}': max position step must be > 0, got {step!r}")
+        q = self.POSITION_RESOLUTION
+        if q > 0.0:
+            # whole field steps, never above the request; applied to decoded positions half a step
+            # shorter, so that after the codec's rounding (or truncation) a frame's field moves at
+            # most the whole steps of the cap
+            n = max(1, int(step / q))
+            self._step_wire = (n - 0.5) * q  # first: the channel thread reads it once _step is set
+            self._step = n * q
+        else:
+            self._step_wire = float(step)
+            self._step = float(step)
+
+    @property
+    def max_position_step(self) -> Optional[float]:
+        return self._step
+
+    @property
+    def limited_frames(self) -> int:
+        return self._limited
+
+    # == channel contract (channel thread) ===============================================================
+    def activate(self, now: float, enable: bool, fault_timeout: float, period: Optional[float] = None,
+                 command_timeout: float = 0.0) -> None:
+        super().activate(now, enable, fault_timeout, period, command_timeout)
+        self._enabled = False
+        self._exit_sent = False
+        self._reenter = False
+        self._last_tx = now
+        self._cmd_timeout = command_timeout
+        self._wd_cap = 2.0 * (period if period else 0.01)
+        self._wd_reset(now)
+
+    def deactivate(self) -> None:
+        super().deactivate()
+        self._enabled = False
+
+    def poll(self, now: float) -> Optional[can.Message]:
+        self._published_mode = self._state.mode
+        if self._reset_req != self._reset_seen:
+            self.begin_poll(now)
+        msg = self._msg
+        if self._fault and not self._probing:
+            if not self._exit_sent:
+                self._exit_sent = True
+                # owed if the device answered the last frame (it reported the fault); one that fell
+                # silent will not answer this one either
+                self._exit_owed = self._last_reply >= self._sent_at
+                msg.data = self.disable_frame()  # type: ignore[assignment]  # any bytes-like is sent
+                self._last_tx = now
+                self._step_last = None
+                return msg
+            return None
+        if not self._active:
+            return None
+        seq, cmd = self._cmd_buf.read_with_sequence()  # one read: this command and its number
+        if seq != self._wd_seen:
+            self._wd_seen = seq
+            self._wd_stale = 0.0
+            if self._wd_active:
+                self._wd_release()
+        else:
+            dt = now - self._wd_last
+            self._wd_stale += dt if dt < self._wd_cap else self._wd_cap
+        self._wd_last = now
+        fw = self.firmware_timeout
+        if fw and now - self._last_tx >= 0.5 * fw and self._enabled:
+            self._reenter = True  # the device may have left its enabled state while nothing was sent
+        self._last_tx = now
+        if not self._enabled or self._reenter:
+            self._reenter = False
+            data = self.enable_frame()
+            self._inflight_enter = True
+            self._step_last = None
+        elif self._zero_requested:
+            self._zero_requested = False
+            data = self.zero_frame()
+            self._step_last = None
+        else:
+            # the mode confirmed by the reply is the caller's, also while the watchdog holds
+            self._inflight_before = self._inflight
+            self._inflight = cmd.mode
+            if self._wd_active:
+                if self._wd_applied != self.watchdog_mode:
+                    self._wd_trip(cmd, False)
+                if self._wd_active:
+                    cmd = self._wd_hold
+            elif seq and self._cmd_timeout > 0.0 and self._wd_stale >= self._cmd_timeout \
+                    and self.watchdog_mode != "none":
+                self._wd_trip(cmd, True)
+                cmd = self._wd_hold
+            cmd = self._cap_step(cmd)
+            enc = self._encoded
+            if enc[0] is cmd:
+                data = enc[1]
+            else:
+                data = self.encode_command(cmd)
+                self._encoded = (cmd, data)
+        msg.data = data  # type: ignore[assignment]
+        self._awaiting = 1
+        self._sent_at = now
+        return msg
+
+    def _cap_step(self, cmd: Command) -> Command:
+        """The position-step cap on the decoded position of a position-holding command (kp > 0).
+
+        The last position sent is tracked also while no cap is set, so a cap set while commands flow
+        starts from the frame before.  A position-holding command after none (first enable, a fault,
+        another mode) starts from the measured position: the motor is there, whatever was commanded
+        before it went limp."""
+        if cmd.mode not in (ControlMode.POSITION, ControlMode.MIT) or not cmd.kp > 0.0:
+            self._step_last = None
+            return cmd
+        p = cmd.position
+        if self._step is not None:
+            last = self._step_last
+            if last is None and self._received:
+                last = self.direction * self._pos + self.zero_offset
+            if last is None:
+                self._step_last = p
+                return cmd
+            step = self._step_wire
+            if p > last + step:
+                p = last + step
+            elif p < last - step:
+                p = last - step
+            if p != cmd.position:
+                self._limited += 1
+                cmd = cmd._replace(position=p)
+        self._step_last = p
+        return cmd
+
+    def stale_exit_reply(self, reply: Reply, now: float) -> bool:
+        """Whether ``reply`` answers the disable frame sent on FAULT rather than a reset probe's frame.
+
+        Replies carry no sequence number.  When the host runs the device's side late (a busy laptop,
+        a simulator node), the answer to the disable frame can arrive after the probe's first frame
+        went out; taken for the probe's answer, its error state (from before the cause was cleared)
+        would fail the reset.  So during a probe, the first reply while the disable's answer is still
+        owed is taken as that answer: it updates the measured state and proves the device alive, but
+        judges nothing.  If it really was the probe's answer, the probe's frame is sent again next
+        cycle and its answer judged -- one bus cycle, not a failed reset.  Any reply outside a probe
+        ends the debt."""
+        if not self._exit_owed:
+            return False
+        self._exit_owed = False
+        if not self._probing:
+            return False
+        d = self.direction
+        self._pos = d * (reply.position - self.zero_offset)
+        self._vel = d * reply.velocity
+        self._eff = d * reply.effort
+        self._temp = reply.temperature
+        self.got_reply(now)
+        return True
+
+    def on_frame(self, arb_id: int, data, now: float) -> int:
+        reply = self.decode_reply(arb_id, data)
+        if reply is None:
+            self.bad_frames += 1
+            return 0
+        if self._exit_owed and self.stale_exit_reply(reply, now):
+            return 0
+        d = self.direction
+        self._pos = d * (reply.position - self.zero_offset)
+        self._vel = d * reply.velocity
+        self._eff = d * reply.effort
+        temp = self._temp = reply.temperature
+        err = self._err = reply.error_code
+        if err:
+            name = self.error_name(err)
+            self.report_error(f"motor reported {name}", f"motor still reports {name}")
+        elif temp is not None and temp > self.max_temperature:
+            what = f"over-temperature: {temp:.0f} C > max_temperature {self.max_temperature:.0f} C"
+            self.report_error(what, "motor still reports " + what)
+        self.got_reply(now)
+        if self._inflight_enter:
+            self._inflight_enter = False
+            self._enabled = True
+            if self._probing:
+                self._probe_ok = True
+        elif self._inflight_before is self._inflight:
+            # A mode is confirmed by a reply only once the frame before the one in flight was in it
+            # too: a reply to the last frame of the old mode that arrives late (a simulator or an
+            # adapter the host ran late) would otherwise confirm a mode the motor never answered in.
+            self._mode = self._inflight
+        if self._awaiting:
+            self._awaiting = 0
+            return 1
+        return 0
+
+    def end_cycle(self, now: float, on_time: bool = True) -> MotorState:
+        if self._awaiting or self._probing:
+            self.judge(now, on_time)
+        fault = self._fault
+        s = self._state = MotorState(
+            self.name, self._pos, self._vel, self._eff, self._temp, self._err,
+            self._enabled and not fault, self._mode, self._cmd_buf.read_from_rt().mode, fault,
+            self._fault_reason,
+            self._last_reply if self._received else 0.0, self._received, self._fault_time,
+            self._wd_active)
+        return s
+
+    def exit_message(self) -> Optional[can.Message]:
+        return can.Message(arbitration_id=self.command_id(), is_extended_id=self.EXTENDED_IDS,
+                           data=self.disable_frame())
+
+    # -- fault life cycle ---------------------------------------------------------------------------------
+    def on_fault(self) -> None:
+        self._exit_sent = False
+        self._wd_active = False
+        self._wd_engaging = False
+
+    def on_probe_start(self, now: float) -> None:
+        self._enabled = False
+        self._inflight_enter = False
+        self._err = 0
+
+    def on_probe_failed(self) -> None:
+        self._enabled = False
+        self._exit_sent = False
+
+    def on_recovered(self, now: float) -> None:
+        # a second writer (channel thread, while the unit was in FAULT): last writer wins, and a
+        # caller's command written after the recovery is the one that counts
+        self._cmd_buf.write_from_rt(_LIMP)
+        self._mode = ControlMode.NONE
+        self._exit_sent = False
+        self._wd_reset(now)
+        # The caller's last command is stale, and limp, a joint under load falls until the caller
+        # commands again -- a control loop the host runs late may take 100 ms or more.  Until then
+        # the motor holds as the command watchdog holds (watchdog_mode: the position it was
+        # re-enabled at, damping, or limp for "none"); the caller's next command ends it.
+        self._wd_trip(_LIMP, False)
+        if self._wd_applied != "none":
+            self._wd_active = True
+            self._wd_engaging = True
+
+    # -- command watchdog (channel thread) --------------------------------------------------------------
+    def _wd_reset(self, now: float) -> None:
+        self._wd_seen = self._cmd_buf.sequence()
+        self._wd_stale = 0.0
+        self._wd_last = now
+        self._wd_active = False
+        self._wd_engaging = False
+
+    def _wd_trip(self, cmd: Command, first: bool) -> None:
+        wm = self.watchdog_mode
+        self._wd_applied = wm
+        if wm == "none":
+            self._wd_release()
+            return
+        if wm == "damping":
+            hold = Command(ControlMode.DAMPING, kd=self.velocity_kd)
+            what = f"damping (kp 0, kd {self.velocity_kd:g})"
+        elif cmd.mode == ControlMode.POSITION:
+            hold = cmd._replace(velocity=0.0)
+            what = f"the commanded position {self.direction * (cmd.position - self.zero_offset):.4f}"
+        else:
+            hold = Command(ControlMode.POSITION, self.direction * self._pos + self.zero_offset,
+                           kp=self.position_kp, kd=self.position_kd)
+            what = f"the measured position {self._pos:.4f}"
+        self._wd_hold = hold
+        if not first:
+            return
+        self._wd_active = True
+        self.watchdog_trips += 1
+        stale_ms = 1000.0 * self._wd_stale
+        self.emit("watchdog_hold", f"no new command for {stale_ms:.0f} ms (command_timeout "
+                                   f"{1000.0 * self._cmd_timeout:.0f} ms, last mode {cmd.mode.name}): "
+                                   f"holding {what}")
+        if self._wd_log.ready("trip"):
+            logger.warning("motor '%s': no new command for %.0f ms (command_timeout %.0f ms, last mode %s); "
+                           "the watchdog holds %s (watchdog_mode %s; %d trips so far)", self.name, stale_ms,
+                           1000.0 * self._cmd_timeout, cmd.mode.name, what, wm, self.watchdog_trips)
+
+    def _wd_release(self) -> None:
+        if not self._wd_active:
+            return
+        self._wd_active = False
+        self._wd_applied = ""
+        if self._wd_engaging:  # the hold after a recovery: no watchdog trip to report the end of
+            self._wd_engaging = False
+            return
+        self.emit("watchdog_released", "new command: the watchdog hold ended")
+        if self._wd_log.ready("release"):
+            logger.info("motor '%s': commands resumed, watchdog hold ended", self.name)

@@ -1,0 +1,886 @@
+"""A simulated CiA 402 servo drive: what a CANopen drive sends for every frame it receives.
+
+Shaped like :class:`rospy_control.simulator.motor.SimulatedMotor` (``advance``,
+``handle``, ``joint_position``, the ``fault`` / ``fault_value`` / ``frames`` / ``latency``
+attributes): ``handle(msg, now, dt)`` takes a received ``can.Message`` and returns the frames the
+drive sends; :meth:`tick` returns what it sends unasked (boot-up, heartbeat, EMCY, event-driven
+TPDOs) and is called at least every heartbeat period.
+
+What it does, after CiA 301 and CiA 402-2 (the codec is :mod:`..protocols.cia402`):
+
+* **boot**: the first :meth:`tick` (or frame) powers it on: boot-up message ``0x700+node: 00``, then
+  PRE-OPERATIONAL; the 402 state goes NOT READY TO SWITCH ON -> SWITCH ON DISABLED by itself.
+  ``never_boots = True``: it sends nothing and answers nothing, ever (a drive stuck in its start-up,
+  or the wrong node id).
+* **NMT** (``0x000``, own node or 0): start, stop, pre-operational, reset node (every object back to
+  its default, boot-up again), reset communication (0x1000-0x1FFF back to default, boot-up again).
+  STOPPED answers NMT only (no SDO, PDO, EMCY; heartbeat goes on); PRE-OPERATIONAL answers SDO and
+  sends EMCY but no PDO.
+* **SDO** server (expedited and segmented, upload and download) over the object dictionary of
+  :meth:`_build_od` (device type, identity, heartbeat producer, four RPDO/TPDO communication and
+  mapping records, 0x603F-0x6502); aborts with the CiA 301 codes for an unknown object or
+  sub-index, a write to a read-only object, a wrong length, a bad value, a toggle error, a mapping
+  that is not mappable or too long, and a mapping entry written while the mapping is active.
+* **PDO**: RPDOs are taken from their COB-ID: transmission types 0-240 are applied at the next SYNC,
+  254/255 at once; a too-short RPDO is dropped with EMCY 0x8210.  TPDOs of types 1-240 are sent every
+  n-th SYNC, 254/255 when a mapped value changed (and every event-timer ms if set).  Default mapping
+  (the one in ``config/cia402_drive.eds``): RPDO1 controlword + modes of operation (type 255), RPDO2
+  target position + target velocity (type 1), RPDO3 target torque + torque offset (type 1); TPDO1
+  statusword + modes display (type 255, on change and every 100 ms), TPDO2 position + velocity
+  actual (type 1), TPDO3 torque actual + error code (type 1); PDO 4 disabled.
+* **402 state machine** on every controlword (SDO or RPDO): the transitions of CiA 402-2 figure
+  33, including "enable operation" straight from READY TO SWITCH ON (3+4) and back from QUICK STOP
+  ACTIVE (16).  Quick stop brakes to standstill and stays in QUICK STOP ACTIVE (option code 6).  The
+  fault reset acts on the rising edge of bit 7 only.
+* **faults** (:meth:`inject_fault`): FAULT REACTION ACTIVE for :attr:`FAULT_REACTION_TIME`, then
+  FAULT; an EMCY with the error code, error register (0x1001) and manufacturer bytes; 0x603F holds
+  the code.  The fault reset sends EMCY 0x0000 and goes to SWITCH ON DISABLED, unless the fault is
+  ``persistent`` (its cause still there), then it stays in FAULT.
+* **motion** in OPERATION ENABLED by the mode shown in 0x6061 (it follows 0x6060 at once; only the
+  modes of 0x6502 are accepted): CSP follows 0x607A (plus offsets 0x60B1/0x60B2) with a stiff
+  position loop, CSV 0x60FF, CST 0x6071 + 0x60B2, PV 0x60FF, PP moves to the set-point taken on the
+  rising edge of controlword bit 4 at 0x6081.  Torque is limited by 0x6072.  Targets are not reset
+  on enable: a stale target moves the motor at once, as on a real drive (the driver must write
+  safe targets first).  Units: increments through ``counts_per_rev`` and ``gear_ratio``, torque
+  in per mille of the rated torque 0x6076.
+* ``fault = "silent"``: answers nothing after having booted (cable pulled).
+"""
+from __future__ import annotations
+
+import struct
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+import can
+
+from rospy_control.devices.cia402 import codec as co
+from rospy_control.devices.cia402.codec import State
+from rospy_control.simulator.device import Impedance
+from rospy_control.simulator.joint import JointModel
+
+__all__ = ["SimulatedCia402Drive", "DEFAULT_RPDOS", "DEFAULT_TPDOS", "Cia402Peer", "peer_for_unit",
+           "DEVICE_FAULTS"]
+
+Value = Union[int, bytes]
+Key = Tuple[int, int]
+
+#: default PDO layout: (mapping, transmission type) for PDO 1..3 (4 is disabled)
+DEFAULT_RPDOS: Tuple[Tuple[Tuple[Tuple[int, int, int], ...], int], ...] = (
+    (((0x6040, 0, 16), (0x6060, 0, 8)), 255),
+    (((0x607A, 0, 32), (0x60FF, 0, 32)), 1),
+    (((0x6071, 0, 16), (0x60B2, 0, 16)), 1),
+)
+DEFAULT_TPDOS: Tuple[Tuple[Tuple[Tuple[int, int, int], ...], int], ...] = (
+    (((0x6041, 0, 16), (0x6061, 0, 8)), 255),
+    (((0x6064, 0, 32), (0x606C, 0, 32)), 1),
+    (((0x6077, 0, 16), (0x603F, 0, 16)), 1),
+)
+
+_SIZE = {"UNSIGNED8": 1, "UNSIGNED16": 2, "UNSIGNED32": 4, "INTEGER8": 1, "INTEGER16": 2, "INTEGER32": 4}
+
+#: statusword bits 0-6 per state (bit 4 voltage enabled where the power stage is on)
+_STATUS_BITS = {
+    State.NOT_READY_TO_SWITCH_ON: 0x0000, State.SWITCH_ON_DISABLED: 0x0040,
+    State.READY_TO_SWITCH_ON: 0x0031, State.SWITCHED_ON: 0x0033, State.OPERATION_ENABLED: 0x0037,
+    State.QUICK_STOP_ACTIVE: 0x0017, State.FAULT_REACTION_ACTIVE: 0x001F, State.FAULT: 0x0008,
+}
+_POWERED = (State.READY_TO_SWITCH_ON, State.SWITCHED_ON, State.OPERATION_ENABLED, State.QUICK_STOP_ACTIVE)
+
+
+class _Entry:
+    __slots__ = ("dtype", "access", "pdo", "default", "value")
+
+    def __init__(self, dtype: str, access: str, value: Value, pdo: bool = False) -> None:
+        self.dtype, self.access, self.pdo, self.default, self.value = dtype, access, pdo, value, value
+
+
+class SimulatedCia402Drive:
+    """One CiA 402 drive on node ``node_id`` with its joint model.
+
+    :param counts_per_rev: encoder increments per motor revolution.
+    :param gear_ratio: motor revolutions per joint revolution.
+    :param rated_torque: motor rated torque in N m (0x6076 holds it in mN m).
+    :param heartbeat_ms: initial producer heartbeat time 0x1017 (0 = off).
+    """
+
+    #: how long FAULT REACTION ACTIVE lasts before FAULT (s)
+    FAULT_REACTION_TIME = 0.005
+    #: natural frequency of the simulated position loop (rad/s) and velocity-loop bandwidth (1/s)
+    POSITION_BANDWIDTH = 60.0
+    VELOCITY_BANDWIDTH = 100.0
+    #: supported modes (0x6502 bits: PP 0, PV 2, CSP 7, CSV 8, CST 9)
+    SUPPORTED_MODES = (co.PP, co.PV, co.CSP, co.CSV, co.CST)
+
+    def __init__(self, name: str, node_id: int, counts_per_rev: int = 4096, gear_ratio: float = 1.0,
+                 rated_torque: float = 1.0, heartbeat_ms: int = 0, inertia: float = 0.01,
+                 damping: float = 0.05, friction: float = 0.0, initial_position: float = 0.0,
+                 device_name: str = "rospy_control simulated CiA 402 drive") -> None:
+        if not 1 <= node_id <= 127:
+            raise ValueError(f"CiA 402 drive '{name}': node id {node_id} is not in 1..127")
+        self.name = name
+        self.node_id = node_id
+        self.scale = co.UnitScale(counts_per_rev, gear_ratio, rated_torque)
+        self.inertia, self.damping, self.friction = inertia, damping, friction
+        self.device_name = device_name
+        self._heartbeat_default = heartbeat_ms
+        # the simulation framework's switches and bookkeeping
+        self.fault: Optional[str] = None
+        self.fault_value: Optional[float] = None
+        self.latency: Optional[float] = None
+        self.frames = 0
+        #: a drive that never finishes booting: sends and answers nothing
+        self.never_boots = False
+        # physics (joint side)
+        self.q = initial_position
+        self.v = 0.0
+        self.tau = 0.0
+        self.t: Optional[float] = None
+        # protocol state
+        self.booted = False
+        #: s a drive stays NOT READY TO SWITCH ON after boot-up, initialising (controlwords are ignored)
+        self.ready_delay = 0.0
+        self._ready_at: Optional[float] = None
+        self.nmt_state = co.NMT_BOOTUP
+        self.state = State.NOT_READY_TO_SWITCH_ON
+        self.od: Dict[Key, _Entry] = {}
+        self._build_od()
+        self._tpdo_cache: Optional[List[Tuple[int, int, int, int, List[Tuple[Key, int]]]]] = None
+        self._outbox: List[can.Message] = []
+        self._sdo: Optional[dict] = None
+        self._pending_rpdos: Dict[int, bytes] = {}
+        self._sync_count: Dict[int, int] = {}
+        self._tpdo_last: Dict[int, bytes] = {}
+        self._tpdo_timer: Dict[int, float] = {}
+        self._next_heartbeat: Optional[float] = None
+        self._fault_persistent = False
+        self._fault_reaction_until: Optional[float] = None
+        self._pp_target: Optional[float] = None
+        self._pp_ack = False
+        #: counters a test can read: SYNCs seen, EMCYs sent, boot-ups sent
+        self.syncs = 0
+        self.emcys_sent = 0
+        self.bootups = 0
+
+    # -- object dictionary ----------------------------------------------------------------------------------
+    def _add(self, index: int, sub: int, dtype: str, access: str, value: Value, pdo: bool = False) -> None:
+        self.od[(index, sub)] = _Entry(dtype, access, value, pdo)
+
+    def _build_od(self) -> None:
+        a = self._add
+        a(0x1000, 0, "UNSIGNED32", "ro", 0x00020192)   # CiA 402, servo drive
+        a(0x1001, 0, "UNSIGNED8", "ro", 0, True)
+        a(0x1008, 0, "VISIBLE_STRING", "const", self.device_name.encode())
+        a(0x1017, 0, "UNSIGNED16", "rw", self._heartbeat_default)
+        a(0x1018, 0, "UNSIGNED8", "ro", 4)
+        for sub, v in ((1, 0x00000ABC), (2, 0x00000402), (3, 0x00010000), (4, 0x00000001)):
+            a(0x1018, sub, "UNSIGNED32", "ro", v)
+        for i in range(4):
+            rmap, rtype = DEFAULT_RPDOS[i] if i < len(DEFAULT_RPDOS) else ((), 255)
+            tmap, ttype = DEFAULT_TPDOS[i] if i < len(DEFAULT_TPDOS) else ((), 255)
+            off = co.PDO_INVALID if i >= len(DEFAULT_RPDOS) else 0
+            a(0x1400 + i, 0, "UNSIGNED8", "ro", 2)
+            a(0x1400 + i, 1, "UNSIGNED32", "rw", co.rpdo_cob_id(i + 1, self.node_id) | off)
+            a(0x1400 + i, 2, "UNSIGNED8", "rw", rtype)
+            a(0x1600 + i, 0, "UNSIGNED8", "rw", len(rmap))
+            for s in range(1, 9):
+                a(0x1600 + i, s, "UNSIGNED32", "rw", co.pdo_map_entry(*rmap[s - 1]) if s <= len(rmap) else 0)
+            off = co.PDO_INVALID if i >= len(DEFAULT_TPDOS) else 0
+            a(0x1800 + i, 0, "UNSIGNED8", "ro", 5)
+            a(0x1800 + i, 1, "UNSIGNED32", "rw", co.tpdo_cob_id(i + 1, self.node_id) | off)
+            a(0x1800 + i, 2, "UNSIGNED8", "rw", ttype)
+            a(0x1800 + i, 3, "UNSIGNED16", "rw", 0)
+            # TPDO1 (statusword) also every 100 ms: canopen's BaseNode402 takes a TPDO it saw twice
+            # for periodic and then waits for the next one
+            a(0x1800 + i, 5, "UNSIGNED16", "rw", 100 if i == 0 else 0)
+            a(0x1A00 + i, 0, "UNSIGNED8", "rw", len(tmap))
+            for s in range(1, 9):
+                a(0x1A00 + i, s, "UNSIGNED32", "rw", co.pdo_map_entry(*tmap[s - 1]) if s <= len(tmap) else 0)
+        a(0x2000, 0, "VISIBLE_STRING", "rw", b"")       # a free text object (segmented download)
+        a(0x6007, 0, "INTEGER16", "rw", 1)
+        a(0x603F, 0, "UNSIGNED16", "ro", 0, True)
+        a(0x6040, 0, "UNSIGNED16", "rw", 0, True)
+        a(0x6041, 0, "UNSIGNED16", "ro", 0, True)
+        a(0x6060, 0, "INTEGER8", "rw", 0, True)
+        a(0x6061, 0, "INTEGER8", "ro", 0, True)
+        a(0x6064, 0, "INTEGER32", "ro", 0, True)
+        a(0x606C, 0, "INTEGER32", "ro", 0, True)
+        a(0x6071, 0, "INTEGER16", "rw", 0, True)
+        a(0x6072, 0, "UNSIGNED16", "rw", 3000, True)
+        a(0x6076, 0, "UNSIGNED32", "rw", int(round(self.scale.rated_torque * 1000.0)))
+        a(0x6077, 0, "INTEGER16", "ro", 0, True)
+        a(0x607A, 0, "INTEGER32", "rw", 0, True)
+        a(0x6081, 0, "UNSIGNED32", "rw", int(self.scale.counts_per_rev), True)
+        a(0x60B1, 0, "INTEGER32", "rw", 0, True)
+        a(0x60B2, 0, "INTEGER16", "rw", 0, True)
+        a(0x60C2, 0, "UNSIGNED8", "ro", 2)
+        a(0x60C2, 1, "UNSIGNED8", "rw", 10)
+        a(0x60C2, 2, "INTEGER8", "rw", -3)
+        a(0x60FF, 0, "INTEGER32", "rw", 0, True)
+        a(0x6502, 0, "UNSIGNED32", "ro", (1 << 0) | (1 << 2) | (1 << 7) | (1 << 8) | (1 << 9))
+
+    def get(self, index: int, sub: int = 0) -> Value:
+        """The present value of an object (tests, the simulation's own logic)."""
+        self._refresh_actuals()
+        return self.od[(index, sub)].value
+
+    def _val(self, index: int, sub: int = 0) -> int:
+        v = self.od[(index, sub)].value
+        assert isinstance(v, int)
+        return v
+
+    def _encode(self, key: Key) -> bytes:
+        e = self.od[key]
+        if isinstance(e.value, bytes):
+            return e.value
+        return struct.pack("<" + co.struct_code(e.dtype), e.value)
+
+    # -- lifecycle ------------------------------------------------------------------------------------------
+    def _boot(self, now: float) -> None:
+        self.booted = True
+        self.nmt_state = co.NMT_PRE_OP
+        self.bootups += 1
+        self._send(co.bootup_frame(self.node_id))
+        if self.state == State.NOT_READY_TO_SWITCH_ON:
+            if self.ready_delay > 0.0:
+                self._ready_at = now + self.ready_delay
+            else:
+                self.state = State.SWITCH_ON_DISABLED
+        hb = self._val(0x1017)
+        self._next_heartbeat = now + hb / 1000.0 if hb else None
+        self._sync_count.clear()
+        self._tpdo_last.clear()
+        self._pending_rpdos.clear()
+        self._sdo = None
+
+    def _send(self, frame: co.Frame) -> None:
+        self._outbox.append(can.Message(arbitration_id=frame.arbitration_id, is_extended_id=False,
+                                        data=frame.data))
+
+    def _drain(self) -> List[can.Message]:
+        out, self._outbox = self._outbox, []
+        return out
+
+    def _dead(self) -> bool:
+        return self.never_boots or self.fault == "silent"
+
+    # -- fault injection ------------------------------------------------------------------------------------
+    def inject_fault(self, code: int = 0x2310, register: int = 0x02, manufacturer: bytes = b"",
+                     persistent: bool = False, now: Optional[float] = None) -> None:
+        """A drive fault: FAULT REACTION ACTIVE, then FAULT; EMCY ``code`` (error register ``register``
+        plus the generic bit) with ``manufacturer`` bytes, sent with the next frames out.
+        ``persistent``: a fault reset does not clear it until :meth:`remove_fault`."""
+        self._fault_persistent = persistent
+        reg = (register | 0x01) & 0xFF
+        self.od[(0x603F, 0)].value = code
+        self.od[(0x1001, 0)].value = reg
+        if self.state != State.FAULT:
+            self.state = State.FAULT_REACTION_ACTIVE
+            t = now if now is not None else (self.t or 0.0)
+            self._fault_reaction_until = t + self.FAULT_REACTION_TIME
+        if self.booted and self.nmt_state != co.NMT_STOPPED:
+            self._send(co.emcy_frame(self.node_id, code, reg, manufacturer))
+            self.emcys_sent += 1
+
+    def remove_fault(self) -> None:
+        """The cause of a persistent fault is gone (the next fault reset clears it)."""
+        self._fault_persistent = False
+
+    # -- physics --------------------------------------------------------------------------------------------
+    def joint_position(self) -> float:
+        return self.q
+
+    def _torque(self) -> float:
+        st, s = self.state, self.scale
+        J = self.inertia
+        q, v = self.q, self.v
+        if st == State.QUICK_STOP_ACTIVE or st == State.FAULT_REACTION_ACTIVE:
+            tau = -J * self.VELOCITY_BANDWIDTH * v
+        elif st != State.OPERATION_ENABLED:
+            return 0.0
+        else:
+            mode = self._val(0x6061)
+            toff = s.permille_to_nm(self._val(0x60B2))
+            if mode == co.CSP:
+                wn = self.POSITION_BANDWIDTH
+                target = s.counts_to_rad(self._val(0x607A))
+                vff = s.counts_per_s_to_rad_per_s(self._val(0x60B1))
+                tau = J * wn * wn * (target - q) + 2.0 * J * wn * (vff - v) + toff
+            elif mode in (co.CSV, co.PV):
+                offset = self._val(0x60B1) if mode == co.CSV else 0
+                vd = s.counts_per_s_to_rad_per_s(self._val(0x60FF) + offset)
+                # P loop plus the friction feed-forward a tuned drive's integral part amounts to
+                tau = J * self.VELOCITY_BANDWIDTH * (vd - v) + self.damping * vd + toff
+            elif mode == co.CST:
+                tau = s.permille_to_nm(self._val(0x6071)) + toff
+            elif mode == co.PP and self._pp_target is not None:
+                vmax = abs(s.counts_per_s_to_rad_per_s(self._val(0x6081)))
+                vd = max(-vmax, min(vmax, self.POSITION_BANDWIDTH / 4.0 * (self._pp_target - q)))
+                tau = J * self.VELOCITY_BANDWIDTH * (vd - v)
+            else:
+                tau = -J * self.VELOCITY_BANDWIDTH * v  # hold still
+        tmax = abs(s.permille_to_nm(self._val(0x6072)))
+        return max(-tmax, min(tmax, tau))
+
+    def advance(self, now: float, dt: float) -> None:
+        """Integrate the joint model up to ``now`` in steps of ``dt``; time-driven state changes."""
+        if self.t is None:
+            self.t = now
+            return
+        n = int((now - self.t) / dt)
+        if n > 0:
+            if n > 2000:
+                n = 2000
+                self.t = now - n * dt
+            h = dt / self.inertia
+            f_imp = self.friction * h
+            for _ in range(n):
+                self.tau = self._torque()
+                v = (self.v + h * self.tau) / (1.0 + h * self.damping)
+                if v > f_imp:
+                    v -= f_imp
+                elif v < -f_imp:
+                    v += f_imp
+                else:
+                    v = 0.0
+                self.v = v
+                self.q += v * dt
+            self.t += n * dt
+        if (self.state == State.FAULT_REACTION_ACTIVE and self._fault_reaction_until is not None
+                and now >= self._fault_reaction_until):
+            self.state = State.FAULT
+            self.tau = 0.0
+
+    def _statusword(self) -> int:
+        sw = _STATUS_BITS[self.state] | co.SW_REMOTE
+        if self.state == State.OPERATION_ENABLED:
+            mode = self._val(0x6061)
+            if mode in (co.CSP, co.CSV, co.CST):
+                sw |= co.SW_OP_MODE_12   # drive follows the command value
+            elif mode == co.PP:
+                if self._pp_ack:
+                    sw |= co.SW_OP_MODE_12
+                if self._pp_target is None or abs(self._pp_target - self.q) < 1e-3 and abs(self.v) < 1e-2:
+                    sw |= co.SW_TARGET_REACHED
+            elif mode == co.PV and abs(self.scale.counts_per_s_to_rad_per_s(self._val(0x60FF)) - self.v) \
+                    < 1e-2:
+                sw |= co.SW_TARGET_REACHED
+        return sw
+
+    def _refresh_actuals(self) -> None:
+        s = self.scale
+        od = self.od
+        od[(0x6041, 0)].value = self._statusword()
+        od[(0x6064, 0)].value = _clamp_int(self.q / s.counts_to_rad(1.0), 32)
+        od[(0x606C, 0)].value = _clamp_int(self.v / s.counts_to_rad(1.0), 32)
+        od[(0x6077, 0)].value = _clamp_int(self.tau / s.permille_to_nm(1.0), 16)
+
+    # -- 402 state machine ----------------------------------------------------------------------------------
+    def _controlword(self, cw: int, previous: int) -> None:
+        st = self.state
+        if cw & co.CW_FAULT_RESET and not previous & co.CW_FAULT_RESET:
+            if st == State.FAULT and not self._fault_persistent:
+                self.state = State.SWITCH_ON_DISABLED
+                self.od[(0x603F, 0)].value = 0
+                self.od[(0x1001, 0)].value = 0
+                if self.nmt_state != co.NMT_STOPPED:
+                    self._send(co.emcy_frame(self.node_id, 0x0000, 0))
+                    self.emcys_sent += 1
+            return
+        if cw & co.CW_FAULT_RESET:
+            return  # bit 7 held high: no command (CiA 402 table 29 lists the commands with bit 7 = 0)
+        cmd = co.decode_controlword(cw, st)
+        S, C = State, co.Command
+        nxt = {
+            (S.SWITCH_ON_DISABLED, C.SHUTDOWN): S.READY_TO_SWITCH_ON,
+            (S.READY_TO_SWITCH_ON, C.SWITCH_ON): S.SWITCHED_ON,
+            (S.READY_TO_SWITCH_ON, C.ENABLE_OPERATION): S.OPERATION_ENABLED,
+            (S.READY_TO_SWITCH_ON, C.DISABLE_VOLTAGE): S.SWITCH_ON_DISABLED,
+            (S.READY_TO_SWITCH_ON, C.QUICK_STOP): S.SWITCH_ON_DISABLED,
+            (S.SWITCHED_ON, C.ENABLE_OPERATION): S.OPERATION_ENABLED,
+            (S.SWITCHED_ON, C.SHUTDOWN): S.READY_TO_SWITCH_ON,
+            (S.SWITCHED_ON, C.DISABLE_VOLTAGE): S.SWITCH_ON_DISABLED,
+            (S.SWITCHED_ON, C.QUICK_STOP): S.SWITCH_ON_DISABLED,
+            (S.OPERATION_ENABLED, C.DISABLE_OPERATION): S.SWITCHED_ON,
+            (S.OPERATION_ENABLED, C.SHUTDOWN): S.READY_TO_SWITCH_ON,
+            (S.OPERATION_ENABLED, C.DISABLE_VOLTAGE): S.SWITCH_ON_DISABLED,
+            (S.OPERATION_ENABLED, C.QUICK_STOP): S.QUICK_STOP_ACTIVE,
+            (S.QUICK_STOP_ACTIVE, C.DISABLE_VOLTAGE): S.SWITCH_ON_DISABLED,
+            (S.QUICK_STOP_ACTIVE, C.ENABLE_OPERATION): S.OPERATION_ENABLED,
+        }.get((st, cmd)) if cmd is not None else None
+        if nxt is not None:
+            self.state = nxt
+            if nxt != S.OPERATION_ENABLED:
+                self._pp_target = None
+                self._pp_ack = False
+        if self.state == S.OPERATION_ENABLED and self._val(0x6061) == co.PP:
+            if cw & co.CW_NEW_SET_POINT and not previous & co.CW_NEW_SET_POINT:
+                self._pp_target = self.scale.counts_to_rad(self._val(0x607A))
+                self._pp_ack = True
+            elif not cw & co.CW_NEW_SET_POINT:
+                self._pp_ack = False
+
+    # -- writes (SDO and RPDO) ------------------------------------------------------------------------------
+    def _write(self, key: Key, raw: bytes) -> Optional[int]:
+        """Store ``raw`` in ``key`` with the object's side effects; an abort code if refused."""
+        e = self.od.get(key)
+        if e is None:
+            return co.ABORT_NO_OBJECT if not any(k[0] == key[0] for k in self.od) else co.ABORT_NO_SUBINDEX
+        if e.access in ("ro", "const"):
+            return co.ABORT_READ_ONLY
+        if e.dtype == "VISIBLE_STRING":
+            e.value = bytes(raw)
+            return None
+        size = _SIZE[e.dtype]
+        if len(raw) != size:
+            return co.ABORT_LENGTH
+        (value,) = struct.unpack("<" + co.struct_code(e.dtype), bytes(raw))
+        index, sub = key
+        if index == 0x6060:
+            if value not in self.SUPPORTED_MODES:
+                return co.ABORT_VALUE
+            e.value = value
+            self.od[(0x6061, 0)].value = value
+            return None
+        if 0x1600 <= index <= 0x1603 or 0x1A00 <= index <= 0x1A03:
+            code = self._check_mapping(index, sub, value)
+            if code:
+                return code
+        if index in (0x1400, 0x1401, 0x1402, 0x1403, 0x1800, 0x1801, 0x1802, 0x1803) and sub == 1:
+            valid_before = not self._val(index, 1) & co.PDO_INVALID
+            moved = (value & 0x7FF) != (self._val(index, 1) & 0x7FF)
+            if valid_before and not value & co.PDO_INVALID and moved:
+                return co.ABORT_VALUE   # the COB-ID of a valid PDO cannot change (CiA 301 7.5.2.35)
+        previous = e.value
+        e.value = value
+        if 0x1800 <= index <= 0x1AFF:
+            self._tpdo_cache = None
+        if index == 0x6040:
+            assert isinstance(previous, int)
+            self._controlword(value, previous)
+        elif index == 0x1017:
+            self._next_heartbeat = (self.t or 0.0) + value / 1000.0 if value else None
+        return None
+
+    def _check_mapping(self, index: int, sub: int, value: int) -> Optional[int]:
+        if sub == 0:
+            if value > 8:
+                return co.ABORT_VALUE
+            bits = 0
+            rx = index < 0x1A00
+            for s in range(1, value + 1):
+                mi, ms, mb = co.parse_pdo_map_entry(self._val(index, s))
+                e = self.od.get((mi, ms))
+                if e is None:
+                    return co.ABORT_NO_OBJECT
+                if not e.pdo or (rx and e.access not in ("rw", "wo")) or _SIZE.get(e.dtype, 0) * 8 != mb:
+                    return co.ABORT_NOT_MAPPABLE
+                bits += mb
+            if bits > 64:
+                return co.ABORT_PDO_LENGTH
+            return None
+        if self._val(index, 0) != 0:
+            return co.ABORT_UNSUPPORTED  # entries change only while the mapping is off (sub 0 = 0)
+        mi, ms, mb = co.parse_pdo_map_entry(value)
+        e = self.od.get((mi, ms))
+        if value and e is None:
+            return co.ABORT_NO_OBJECT
+        if value and e is not None and (not e.pdo or _SIZE.get(e.dtype, 0) * 8 != mb):
+            return co.ABORT_NOT_MAPPABLE
+        return None
+
+    # -- frames ---------------------------------------------------------------------------------------------
+    def handle(self, msg: can.Message, now: float, dt: float) -> List[can.Message]:
+        """Process one received frame; return every frame the drive sends by then."""
+        if msg.is_extended_id or msg.is_error_frame or msg.is_remote_frame or self._dead():
+            return []
+        if not self.booted:
+            self.advance(now, dt)
+            self._boot(now)
+            return self._drain()   # a frame that arrives while the drive starts is lost
+        aid = msg.arbitration_id
+        data = bytes(msg.data)
+        self.advance(now, dt)
+        if aid == co.NMT_ID:
+            if len(data) == 2 and data[1] in (0, self.node_id):
+                self.frames += 1
+                self._nmt(data[0], now)
+        elif self.nmt_state == co.NMT_STOPPED:
+            pass
+        elif aid == co.SYNC_ID:
+            self.syncs += 1
+            if self.nmt_state == co.NMT_OPERATIONAL:
+                self._on_sync()
+            return self._drain()   # a SYNC changes no event-driven TPDO's values (tick sends timed ones)
+        elif aid == co.SDO_RX_BASE + self.node_id:
+            self.frames += 1
+            self._on_sdo(data)
+        elif self.nmt_state == co.NMT_OPERATIONAL:
+            for i in range(4):
+                cob = self._val(0x1400 + i, 1)
+                if not cob & co.PDO_INVALID and (cob & 0x7FF) == aid:
+                    self.frames += 1
+                    self._on_rpdo(i, data)
+                    if self._val(0x1400 + i, 2) <= 240:
+                        return self._drain()   # applied at the next SYNC: nothing changed yet
+                    break
+        self._event_tpdos(now)
+        return self._drain()
+
+    def tick(self, now: float, dt: Optional[float] = None) -> List[can.Message]:
+        """What the drive sends by ``now`` unasked: boot-up (first call), heartbeat, EMCY, event TPDOs."""
+        if self._dead():
+            return []
+        if dt is not None:
+            self.advance(now, dt)
+        if not self.booted:
+            self._boot(now)
+        if self._ready_at is not None and now >= self._ready_at:
+            self._ready_at = None
+            if self.state == State.NOT_READY_TO_SWITCH_ON:
+                self.state = State.SWITCH_ON_DISABLED
+        if self._next_heartbeat is not None and now >= self._next_heartbeat:
+            self._send(co.heartbeat_frame(self.node_id, self.nmt_state))
+            period = self._val(0x1017) / 1000.0
+            self._next_heartbeat = max(self._next_heartbeat + period, now) if period else None
+        self._event_tpdos(now)
+        return self._drain()
+
+    def _nmt(self, cmd: int, now: float) -> None:
+        if cmd == co.NMT_START:
+            self.nmt_state = co.NMT_OPERATIONAL
+        elif cmd == co.NMT_STOP:
+            self.nmt_state = co.NMT_STOPPED
+            self._sdo = None
+        elif cmd == co.NMT_PRE_OPERATIONAL:
+            self.nmt_state = co.NMT_PRE_OP
+        elif cmd in (co.NMT_RESET_NODE, co.NMT_RESET_COMMUNICATION):
+            for (index, _sub), e in self.od.items():
+                if cmd == co.NMT_RESET_NODE or 0x1000 <= index <= 0x1FFF:
+                    e.value = e.default
+            self._tpdo_cache = None
+            if cmd == co.NMT_RESET_NODE:
+                self.state = State.NOT_READY_TO_SWITCH_ON
+                self._fault_persistent = False
+                self._pp_target = None
+            self._boot(now)
+
+    # SDO server --------------------------------------------------------------------------------------------
+    def _abort(self, index: int, sub: int, code: int) -> None:
+        self._sdo = None
+        self._send(co.sdo_abort_frame(self.node_id, index, sub, code, server=True))
+
+    def _on_sdo(self, data: bytes) -> None:
+        try:
+            req = co.parse_sdo_request(data)
+        except co.SdoAbortError as err:
+            self._abort(err.index, err.subindex, err.code)
+            return
+        except co.Cia402Error:
+            return  # not 8 bytes: not an SDO the drive can parse; real drives ignore it
+        node = self.node_id
+        if req.kind == "abort":
+            self._sdo = None
+            return
+        if req.kind == "upload":
+            self._refresh_actuals()
+            key = (req.index, req.subindex)
+            e = self.od.get(key)
+            if e is None:
+                code = co.ABORT_NO_SUBINDEX if any(k[0] == req.index for k in self.od) else co.ABORT_NO_OBJECT
+                self._abort(req.index, req.subindex, code)
+                return
+            if e.access == "wo":
+                self._abort(req.index, req.subindex, co.ABORT_WRITE_ONLY)
+                return
+            raw = self._encode(key)
+            if 1 <= len(raw) <= 4:
+                self._sdo = None
+                self._send(co.sdo_upload_response(node, req.index, req.subindex, raw))
+            else:
+                self._sdo = {"kind": "upload", "index": req.index, "sub": req.subindex, "data": raw, "pos": 0,
+                             "toggle": 0}
+                self._send(co.sdo_upload_segmented_response(node, req.index, req.subindex, len(raw)))
+            return
+        if req.kind == "upload_segment":
+            t = self._sdo
+            if t is None or t["kind"] != "upload":
+                self._abort(0, 0, co.ABORT_COMMAND)
+                return
+            if req.toggle != t["toggle"]:
+                self._abort(t["index"], t["sub"], co.ABORT_TOGGLE)
+                return
+            chunk = t["data"][t["pos"]:t["pos"] + 7]
+            t["pos"] += len(chunk)
+            last = t["pos"] >= len(t["data"])
+            self._send(co.sdo_upload_segment_response(node, t["toggle"], chunk, last))
+            t["toggle"] ^= 1
+            if last:
+                self._sdo = None
+            return
+        if req.kind == "download":
+            key = (req.index, req.subindex)
+            if req.size is None and req.data:
+                refused = self._write(key, req.data)
+                if refused:
+                    self._abort(req.index, req.subindex, refused)
+                else:
+                    self._sdo = None
+                    self._send(co.sdo_download_response(node, req.index, req.subindex))
+                return
+            e = self.od.get(key)
+            if e is None:
+                code = co.ABORT_NO_SUBINDEX if any(k[0] == req.index for k in self.od) else co.ABORT_NO_OBJECT
+                self._abort(req.index, req.subindex, code)
+                return
+            if e.access in ("ro", "const"):
+                self._abort(req.index, req.subindex, co.ABORT_READ_ONLY)
+                return
+            self._sdo = {"kind": "download", "index": req.index, "sub": req.subindex, "data": b"",
+                         "size": req.size, "toggle": 0}
+            self._send(co.sdo_download_response(node, req.index, req.subindex))
+            return
+        if req.kind == "download_segment":
+            t = self._sdo
+            if t is None or t["kind"] != "download":
+                self._abort(0, 0, co.ABORT_COMMAND)
+                return
+            if req.toggle != t["toggle"]:
+                self._abort(t["index"], t["sub"], co.ABORT_TOGGLE)
+                return
+            t["data"] += req.data
+            if req.last:
+                if t["size"] is not None and len(t["data"]) != t["size"]:
+                    self._abort(t["index"], t["sub"], co.ABORT_LENGTH)
+                    return
+                refused = self._write((t["index"], t["sub"]), t["data"])
+                if refused:
+                    self._abort(t["index"], t["sub"], refused)
+                    return
+                self._sdo = None
+            else:
+                t["toggle"] ^= 1
+            self._send(co.sdo_download_segment_response(node, req.toggle))
+
+    # PDOs --------------------------------------------------------------------------------------------------
+    def _mapping(self, map_index: int) -> List[Tuple[int, int, int]]:
+        count = self._val(map_index, 0)
+        return [co.parse_pdo_map_entry(self._val(map_index, s)) for s in range(1, count + 1)]
+
+    def _on_rpdo(self, i: int, data: bytes) -> None:
+        mapping = self._mapping(0x1600 + i)
+        need = sum(b for _i, _s, b in mapping) // 8
+        if len(data) < need:
+            self._send(co.emcy_frame(self.node_id, 0x8210, self._val(0x1001) | 0x10, bytes((i + 1,))))
+            self.emcys_sent += 1
+            return
+        if self._val(0x1400 + i, 2) <= 240:
+            self._pending_rpdos[i] = data
+        else:
+            self._apply_rpdo(i, data)
+
+    def _apply_rpdo(self, i: int, data: bytes) -> None:
+        pos = 0
+        for index, sub, bits in self._mapping(0x1600 + i):
+            n = bits // 8
+            self._write((index, sub), data[pos:pos + n])
+            pos += n
+
+    def _tpdo_conf(self) -> List[Tuple[int, int, int, int, List[Tuple[Key, int]]]]:
+        """``(i, cob_id, type, event timer ms, [(object, bytes)])`` of every TPDO, cached until a
+        communication or mapping object is written (the SYNC path runs a thousand times a second)."""
+        c = self._tpdo_cache
+        if c is None:
+            c = self._tpdo_cache = [
+                (i, self._val(0x1800 + i, 1), self._val(0x1800 + i, 2), self._val(0x1800 + i, 5),
+                 [((index, sub), bits // 8) for index, sub, bits in self._mapping(0x1A00 + i)])
+                for i in range(4)]
+        return c
+
+    def _tpdo_payload(self, i: int) -> bytes:
+        return b"".join(self._encode(key)[:n] for key, n in self._tpdo_conf()[i][4])
+
+    def _send_tpdo(self, i: int, payload: bytes) -> None:
+        self._tpdo_last[i] = payload
+        self._send(co.Frame(self._tpdo_conf()[i][1] & 0x7FF, payload))
+
+    def _on_sync(self) -> None:
+        for i in sorted(self._pending_rpdos):
+            self._apply_rpdo(i, self._pending_rpdos[i])
+        self._pending_rpdos.clear()
+        self._refresh_actuals()
+        for i, cob, ttype, _timer, _m in self._tpdo_conf():
+            if cob & co.PDO_INVALID or not 1 <= ttype <= 240:
+                continue
+            n = self._sync_count.get(i, 0) + 1
+            if n >= ttype:
+                n = 0
+                self._send_tpdo(i, self._tpdo_payload(i))
+            self._sync_count[i] = n
+
+    def _event_tpdos(self, now: float) -> None:
+        if self.nmt_state != co.NMT_OPERATIONAL:
+            return
+        self._refresh_actuals()
+        for i, cob, ttype, timer_ms, _m in self._tpdo_conf():
+            if cob & co.PDO_INVALID or ttype < 254:
+                continue
+            payload = self._tpdo_payload(i)
+            timer = timer_ms / 1000.0
+            due = timer and now >= self._tpdo_timer.get(i, 0.0)
+            if payload != self._tpdo_last.get(i) or due:
+                self._send_tpdo(i, payload)
+                if timer:
+                    self._tpdo_timer[i] = now + timer
+
+
+def _clamp_int(x: float, bits: int) -> int:
+    lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+    if x != x:
+        return 0
+    return max(lo, min(hi, int(round(x))))
+
+
+#: the simulated drive's own error conditions (fault switches): (EMCY error code, error register bits)
+#: with the CiA 301 / 402 names of the codes (:data:`..protocols.cia402.EMCY_CODES`)
+DEVICE_FAULTS: Dict[str, Tuple[int, int]] = {
+    "error_flag": (0x1000, 0x01),         # Generic error; the switch's value, if given, is the EMCY code
+    "over_current": (0x2310, 0x02),       # Continuous over current
+    "over_voltage": (0x3210, 0x04),       # DC link over-voltage
+    "under_voltage": (0x3220, 0x04),      # DC link under-voltage
+    "over_temperature": (0x4310, 0x08),   # Excess temperature drive
+    "following_error": (0x8611, 0x20),    # Following error
+}
+
+
+class Cia402Peer:
+    """A :class:`SimulatedCia402Drive` on a :class:`~.joint.JointModel`: the peer shape of
+    :mod:`.peers` (``listen_ids``, ``handle_frame``, ``tick``, ``set_fault`` / ``clear_fault``,
+    ``faults``, ``joint_position``).
+
+    The joint model integrates the motion (the same joint as every protocol's example arm: inertia,
+    damping, friction, end stops); the drive's control law is handed to it as an impedance: CSP a
+    stiff position loop at the drive's :attr:`~SimulatedCia402Drive.POSITION_BANDWIDTH`, CSV a
+    velocity loop, CST the torque, quick stop and fault reaction a brake, all limited by 0x6072.
+
+    Fault switches: ``silent`` (answers nothing), and the drive's own errors of
+    :data:`DEVICE_FAULTS` (``error_flag``: the EMCY code given as the switch's value, 0x1000 without;
+    ``over_temperature``: 0x4310 Excess temperature drive): the drive goes to FAULT with an EMCY of
+    that code; while the switch is on
+    a fault reset leaves it in FAULT, after :meth:`clear_fault` the next one clears it.
+    """
+
+    def __init__(self, drive: SimulatedCia402Drive, joint: JointModel) -> None:
+        self.drive = drive
+        self.joint = joint
+        drive.inertia = joint.inertia
+        drive.damping = joint.damping
+        drive.q = joint.p
+        self._fault: Optional[str] = None
+        self._next_tick = 0.0
+        n = drive.node_id
+        self._ids = [(co.NMT_ID, False), (co.SYNC_ID, False), (co.SDO_RX_BASE + n, False)] + \
+            [(co.rpdo_cob_id(i, n), False) for i in range(1, 5)]
+
+    @property
+    def name(self) -> str:
+        return self.drive.name
+
+    @property
+    def fault(self) -> Optional[str]:
+        return self._fault
+
+    @property
+    def frames(self) -> int:
+        return self.drive.frames
+
+    @property
+    def latency(self) -> Optional[float]:
+        return self.drive.latency
+
+    @property
+    def faults(self) -> Tuple[str, ...]:
+        return ("silent",) + tuple(DEVICE_FAULTS)
+
+    def listen_ids(self) -> List[Tuple[int, bool]]:
+        return list(self._ids)
+
+    def set_fault(self, fault: str, value: Optional[float] = None) -> None:
+        if fault == "silent":
+            self.drive.fault = "silent"
+        elif fault in DEVICE_FAULTS:
+            code, register = DEVICE_FAULTS[fault]
+            if fault == "error_flag" and value:
+                code = int(value) & 0xFFFF
+            self.drive.inject_fault(code, register, persistent=True, now=self.drive.t)
+        else:
+            raise ValueError(f"CiA 402 drive '{self.name}': unknown fault '{fault}'; known: "
+                             + ", ".join(self.faults))
+        self._fault = fault
+        self.drive.fault_value = value
+
+    def clear_fault(self) -> None:
+        if self._fault == "silent":
+            self.drive.fault = None
+        self.drive.remove_fault()
+        self._fault = None
+
+    def joint_position(self) -> float:
+        return self.joint.joint_position()
+
+    def _law(self, p: float, v: float) -> Optional[Impedance]:
+        d = self.drive
+        st, s = d.state, d.scale
+        J = self.joint.inertia
+        tmax = abs(s.permille_to_nm(d._val(0x6072)))
+        if st in (State.QUICK_STOP_ACTIVE, State.FAULT_REACTION_ACTIVE):
+            return Impedance(0.0, 0.0, 0.0, J * d.VELOCITY_BANDWIDTH, 0.0, tmax)
+        if st != State.OPERATION_ENABLED:
+            return None
+        mode = d._val(0x6061)
+        toff = s.permille_to_nm(d._val(0x60B2))
+        if mode == co.CSP:
+            wn = d.POSITION_BANDWIDTH
+            return Impedance(s.counts_to_rad(d._val(0x607A)), s.counts_per_s_to_rad_per_s(d._val(0x60B1)),
+                             J * wn * wn, 2.0 * J * wn, toff, tmax)
+        if mode in (co.CSV, co.PV):
+            offset = d._val(0x60B1) if mode == co.CSV else 0
+            vd = s.counts_per_s_to_rad_per_s(d._val(0x60FF) + offset)
+            return Impedance(0.0, vd, 0.0, J * d.VELOCITY_BANDWIDTH, self.joint.damping * vd + toff, tmax)
+        if mode == co.CST:
+            return Impedance(0.0, 0.0, 0.0, 0.0, s.permille_to_nm(d._val(0x6071)) + toff, tmax)
+        return Impedance(p, 0.0, 0.0, J * d.VELOCITY_BANDWIDTH, 0.0, tmax)   # PP, ... : hold still
+
+    def _advance(self, now: float, dt: float) -> None:
+        j, d = self.joint, self.drive
+        j.advance(now, dt, self._law)
+        d.q, d.v, d.tau = j.p, j.v, j.tau
+        d.t = now        # the drive's own integrator has nothing left to do; its timers run on
+
+    def handle_frame(self, msg: can.Message, now: float, dt: float) -> List[can.Message]:
+        self._advance(now, dt)
+        return self.drive.handle(msg, now, dt)
+
+    #: the drive's own frames (heartbeat, event timers, state changes in time) are looked at this often (s)
+    TICK_PERIOD = 0.002
+
+    def tick(self, now: float, dt: float) -> List[can.Message]:
+        if now < self._next_tick and self.drive.booted:
+            return []
+        self._next_tick = now + self.TICK_PERIOD
+        self._advance(now, dt)
+        return self.drive.tick(now)
+
+
+def peer_for_unit(unit: Any) -> Cia402Peer:
+    """The simulated drive of a :class:`~rospy_control.devices.cia402.device.Cia402Drive` (its node id,
+    encoder, gear, rated torque and heartbeat off until the driver sets 0x1017), on the joint of its
+    ``<simulation>`` element (:func:`.peers.joint_model`)."""
+    from rospy_control.simulator import peers
+    limit = abs(unit.scale.permille_to_nm(unit.max_torque))
+    joint = peers.joint_model(unit, {"torque_limit": limit})
+    r = getattr(unit, "simulation_reader", None)
+    if r is not None:
+        r.finish()
+    drive = SimulatedCia402Drive(unit.name, unit.node_id, counts_per_rev=int(unit.counts_per_rev),
+                                 gear_ratio=unit.gear_ratio, rated_torque=unit.rated_torque,
+                                 initial_position=joint.p)
+    return Cia402Peer(drive, joint)
