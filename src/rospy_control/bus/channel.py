@@ -42,6 +42,7 @@ from rospy_control.hardware_config.document import (
     AttributeReader, ChannelInfo, non_negative, positive, to_float, to_int, to_str,
 )
 from rospy_control.bus.events import EventLog
+from rospy_control.bus.liveness import LivenessPolicy
 from rospy_control.bus.timing import CycleTiming
 from rospy_control.devices import CanUnit, frame_bits
 from rospy_control.realtime import RealtimeBuffer, join_thread, start_thread
@@ -169,19 +170,13 @@ class CanChannel:
         self._throttle = Throttle(5.0)
         self._stall_log = Throttle(self.STALL_LOG_PERIOD)
         self._first_cycle = threading.Event()
-        #: simulated firmware only (in this process or another): ``peer_stalled(since, now, sent)`` is
-        #: True when the simulator thread did not run at some time in ``[since, now]``, or by ``now``
-        #: had not yet taken the frame sent at ``sent`` (the cycle's last request that awaits a reply,
-        #: None if there was none), or held back a reply past its due time
-        #: (:meth:`.simulation.liveness.Liveness.stalled`).  Such a cycle is, like a late bus thread,
-        #: not blamed on the units: a starved simulator is the host's doing, not the motors'
-        self.peer_stalled: Optional[Callable[[float, float, Optional[float]], bool]] = None
-        #: with :attr:`peer_stalled`: ``peer_dropped()`` is the clock time at which the simulator last
-        #: dropped frames unanswered because the host left it too far behind
-        #: (:meth:`.simulation.liveness.Liveness.last_drop`; 0.0: never).  A unit silent only since
-        #: then may have lost its frames in the drop, so its silence is not its own.
-        self.peer_dropped: Optional[Callable[[], float]] = None
-        #: cycles excused because the simulated firmware did not run
+        #: the peer's liveness policy (:class:`~rospy_control.bus.liveness.LivenessPolicy`), given by
+        #: whoever opens the bus against a peer that shares this host (a peer such as the simulator);
+        #: None on hardware.  A cycle in which the peer did not run (``liveness.stalled``) is, like a
+        #: late bus thread, not blamed on the units; a unit silent only since the peer's latest drop of
+        #: frames (``liveness.last_drop``) is not blamed either
+        self.liveness: Optional[LivenessPolicy] = None
+        #: cycles excused because the peer did not run (:attr:`liveness`)
         self.peer_stalls = 0
         self._clock = clock or time.perf_counter
         self._sleep = sleep or time.sleep
@@ -342,7 +337,7 @@ class CanChannel:
         return self._thread
 
     def open(self, interface: Optional[str] = None, channel=None, **bus_kwargs: Any) -> None:
-        """Open the bus (``interface``/``channel`` override the configured ones, e.g. for simulation;
+        """Open the bus (``interface``/``channel`` override the configured ones, e.g. for a simulated peer;
         ``bus_kwargs`` go to python-can, e.g. ``port`` of ``udp_multicast``).
 
         :raises CommunicationError: the bus cannot be opened (message names interface and channel).
@@ -572,7 +567,7 @@ class CanChannel:
             send = bus.send
             pending = 0
             off = self.bus_off
-            track = self.peer_stalled is not None
+            track = self.liveness is not None
             ts = t0
             for u in units:
                 msg = u.bus_off_poll(self._bus_off_reason) if off else u.poll(t0)
@@ -622,10 +617,10 @@ class CanChannel:
         now = clock()
         timing = self.timing
         on_time = timing.judge(scheduled, t0, now)
-        peer = self.peer_stalled
-        # the simulated peer has to have taken the cycle's last awaited request for a missing reply
-        # to be the device's
-        if on_time and peer is not None and peer(t0, now, last_tx):
+        peer = self.liveness
+        # the peer has to have taken the cycle's last awaited request for a missing reply to be the
+        # device's
+        if on_time and peer is not None and peer.stalled(t0, now, last_tx):
             on_time = False
             self.peer_stalls += 1
             states = self._end_peer_stalled_cycle(t0, now)
@@ -652,20 +647,20 @@ class CanChannel:
         self._next_t = scheduled
 
     def _end_peer_stalled_cycle(self, t0: float, now: float) -> Optional[Dict[str, Any]]:
-        """End a cycle excused because the simulated firmware ran late (its sign of life, see
-        :mod:`.simulation.liveness`): ``{unit: state}``, or None if no unit is to be blamed.
+        """End a cycle excused because the peer ran late (its :attr:`liveness` policy, see
+        :mod:`rospy_control.bus.liveness`): ``{unit: state}``, or None if no unit is to be blamed.
 
-        A firmware that is merely behind still answers every frame, in order, if late: if frames of
+        A peer that is merely behind still answers every frame, in order, if late: if frames of
         some unit arrived this cycle, a unit from which nothing at all arrived for twice its detection
-        time is silent on its own (a firmware that never catches up would otherwise hide a silent
+        time is silent on its own (a peer that never catches up would otherwise hide a silent
         device for as long as the host is busy), and its unanswered request counts.  Its silence is
-        counted from the firmware's latest drop of frames (:attr:`peer_dropped`) if that is later:
+        counted from the peer's latest drop of frames (``liveness.last_drop()``) if that is later:
         frames dropped unanswered may have been this unit's.  The others are excused as usual."""
         units = self.units
         if not any(u.last_heard >= t0 for u in units):
-            return None  # nothing answered: the firmware did not run, nobody is blamed
-        dropped = self.peer_dropped
-        drop = dropped() if dropped is not None else 0.0
+            return None  # nothing answered: the peer did not run, nobody is blamed
+        policy = self.liveness
+        drop = policy.last_drop() if policy is not None else 0.0
         try:
             return {u.name: u.end_cycle(now, now - max(u.last_heard, drop) >= 2.0 * u.detection_time)
                     for u in units}

@@ -381,14 +381,12 @@ class Middleware:
                     ch.open(interface=SIM_INTERFACE, channel=address.group, **address.bus_kwargs())
                     enlarge_receive_buffer(ch._bus)  # replies queued during a stall are not lost
                     live = self._sim_links[name].liveness
-                    ch.peer_stalled = live.stalled if live is not None else None
-                    ch.peer_dropped = live.last_drop if live is not None else None
+                    ch.liveness = live
                 elif sim is not None:
                     vch = f"rospy_control.sim.{self.name}.{name}.{id(self):x}"
                     sim.start(vch)
                     ch.open(interface="virtual", channel=vch)
-                    ch.peer_stalled = sim.liveness.stalled  # a starved simulator blames no motor
-                    ch.peer_dropped = sim.liveness.last_drop
+                    ch.liveness = sim.liveness  # a starved simulator blames no motor
                 else:
                     ch.open()
             for ch in self.channels.values():

@@ -230,6 +230,16 @@ def test_a_silent_unit_faults_on_a_host_that_wakes_every_cycle_late():
     assert not rig.state("m2").fault
 
 
+class BehindPeer:
+    """A liveness policy of a peer that is late in every cycle and never dropped a frame."""
+
+    def stalled(self, since, now, sent=None):
+        return True
+
+    def last_drop(self):
+        return 0.0
+
+
 def test_a_simulator_that_stays_behind_does_not_hide_a_silent_unit():
     # The simulated firmware never catches up (its sign of life says "late" in every cycle), yet it
     # answers: every cycle is excused, but a unit silent for twice its detection time while the
@@ -237,7 +247,7 @@ def test_a_simulator_that_stays_behind_does_not_hide_a_silent_unit():
     # firmware that answers nobody (frozen) blames nobody.
     rig = Rig(rate=500.0, fault_timeout=0.05)
     rig.run(10)
-    rig.ch.peer_stalled = lambda since, now, sent=None: True
+    rig.ch.liveness = BehindPeer()
     rig.bus.silent.add(1)
     cycles = rig.run_until_fault("m1")
     s = rig.state("m1")
@@ -258,7 +268,7 @@ def test_a_unit_whose_frames_the_simulator_dropped_is_not_blamed():
     # stop and m1 stays silent, it is silent on its own again and faults.
     rig = Rig(rate=500.0, fault_timeout=0.05)
     rig.run(10)
-    rig.ch.peer_stalled = lambda since, now, sent=None: True
+    peer = rig.ch.liveness = BehindPeer()
     rig.bus.silent.add(1)
     drops = {"last": 0.0, "on": True}
 
@@ -266,7 +276,7 @@ def test_a_unit_whose_frames_the_simulator_dropped_is_not_blamed():
         if drops["on"]:
             drops["last"] = rig.clock()
 
-    rig.ch.peer_dropped = lambda: drops["last"]
+    peer.last_drop = lambda: drops["last"]  # type: ignore[method-assign]
     detection = rig.motors[0].detection_time
     rig.run(int(50 * detection / rig.ch.period), before=drop)
     assert not rig.state("m1").fault and not rig.state("m2").fault
@@ -284,7 +294,7 @@ def test_a_simulator_that_has_not_taken_the_cycles_requests_is_not_blamed_on_its
     rig = Rig(rate=100.0, fault_timeout=0.05)
     rig.run(5)
     live = Liveness()
-    rig.ch.peer_stalled = live.stalled
+    rig.ch.liveness = live
     rig.bus.silent.update({1, 2})
     behind = {"on": True}
 

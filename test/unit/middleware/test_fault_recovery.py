@@ -411,14 +411,22 @@ def test_a_starved_in_process_simulator_is_not_blamed_on_its_motors(make_mw):
     mw = make_mw(motor_xml(1))
     mw.start()
     ch = mw.channels["bus"]
-    stalled = ch.peer_stalled
-    assert stalled is not None
-    ch.peer_stalled = lambda since, now, sent=None: True   # the firmware thread stops running ...
+    policy = ch.liveness
+    assert policy is not None
+
+    class Stopped:
+        def stalled(self, since, now, sent=None):
+            return True
+
+        def last_drop(self):
+            return 0.0
+
+    ch.liveness = Stopped()   # the firmware thread stops running ...
     mw.simulator("bus").set_fault("m1", "silent")   # ... so no replies come
     end = time.monotonic() + 0.4
     while time.monotonic() < end:
         time.sleep(0.01)
     assert not mw.faults()
     assert ch.statistics()["simulator_stalls"] > 0
-    ch.peer_stalled = stalled               # it runs again and still does not answer: the motor's fault
+    ch.liveness = policy                    # it runs again and still does not answer: the motor's fault
     assert wait_until(lambda: "m1" in mw.faults(), timeout=5.0)

@@ -170,7 +170,7 @@ def test_a_stopped_simulator_process_is_not_blamed_on_its_motors_but_a_dead_one_
     import signal
     import time
     mw, proc = sim_proc
-    assert mw.channels["bus"].peer_stalled is not None
+    assert mw.channels["bus"].liveness is not None
     for _ in range(3):
         os.kill(proc.pid, signal.SIGSTOP)
         time.sleep(0.3)
