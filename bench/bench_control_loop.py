@@ -50,10 +50,10 @@ import yaml  # noqa: E402
 from control_msgs.msg import FollowJointTrajectoryGoal  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
+from rospy_control.testing.sim_rig import simulated_middleware  # noqa: E402
 from rospy_control.adapter.control_loop import ControlLoop  # noqa: E402
 from rospy_control.controller_manager import ControllerManager  # noqa: E402
 from rospy_control.controllers.joint_trajectory_controller import JointTrajectoryController  # noqa: E402
-from rospy_control.middleware import Middleware  # noqa: E402
 from rospy_control.robot_hw import MiddlewareRobotHW  # noqa: E402
 from rospy_control.testing import InMemoryActionClient, InMemoryGraph, InMemoryNodeHandle  # noqa: E402
 
@@ -126,7 +126,7 @@ class Rig:
             limits = yaml.safe_load(f)["joint_limits"]
         with open(os.path.join(ROOT, "config", "quadruped_controllers.yaml")) as f:
             controllers = yaml.safe_load(f)
-        self.mw = Middleware.from_xml(xml, simulate=True)
+        self.mw = simulated_middleware(xml, simulate=True)
         if self.sim_proc is not None:
             self.mw.use_simulator_process(key, wait=10.0)
         self.graph = InMemoryGraph(time=100.0)

@@ -29,7 +29,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import can  # noqa: E402
 
-from rospy_control.middleware import ControlMode, Middleware  # noqa: E402
+from rospy_control.testing.sim_rig import simulated_middleware  # noqa: E402
+from rospy_control.middleware import ControlMode  # noqa: E402
 from rospy_control.devices.mit import codec as mit  # noqa: E402
 from rospy_control.bus.timing import late_threshold  # noqa: E402
 
@@ -62,7 +63,7 @@ def summarise(starts: List[float], rate: float, cpu: float, wall: float, cycles:
 
 
 def run_middleware(n: int, rate: float, duration: float, sim_rate: float) -> Dict[str, float]:
-    mw = Middleware.from_xml(hardware_xml(n, rate, sim_rate))
+    mw = simulated_middleware(hardware_xml(n, rate, sim_rate))
     with mw:
         ch = mw.channels["bus"]
         motors = mw.motors()

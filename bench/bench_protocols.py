@@ -29,8 +29,9 @@ from typing import Dict, List, Optional
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
+from rospy_control.testing.sim_rig import simulated_middleware  # noqa: E402
 from rospy_control.exceptions import ConfigError  # noqa: E402
-from rospy_control.middleware import ControlMode, Middleware  # noqa: E402
+from rospy_control.middleware import ControlMode  # noqa: E402
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 RATES = (500.0, 1000.0, 1500.0, 2000.0)
@@ -68,7 +69,7 @@ def run_once(path: str, rate: Optional[float], duration: float) -> Dict[str, dic
     """Run the arm of ``path`` for ``duration`` s; per channel: rate, cpu_us, late %, faults."""
     with open(path) as f:
         text = f.read()
-    mw = Middleware(_parse(with_rate(text, rate), path), simulate=True)
+    mw = simulated_middleware(_parse(with_rate(text, rate), path), simulate=True)
     out: Dict[str, dict] = {}
     with mw:
         motors = mw.motors()

@@ -113,13 +113,17 @@ class DriverDiagnostics:
     :param controller_states: callable returning ``{controller: state}`` (the standalone branch's
         controllers), reported as the ``controllers`` status.
     :param clock: monotonic clock (tests).
+    :param simulator: the :class:`~rospy_control.simulator.SimulatedRobot` the middleware's simulated
+        channels talk to (None: real hardware); its command statistics are the ``simulator`` status.
     """
 
     def __init__(self, middleware: Any, prefix: str, loop: Any = None, robot_hw: Any = None,
                  extra: Optional[List[Callable[[], List[DiagnosticStatus]]]] = None,
                  clock: Callable[[], float] = time.monotonic,
-                 controller_states: Optional[Callable[[], Dict[str, str]]] = None) -> None:
+                 controller_states: Optional[Callable[[], Dict[str, str]]] = None,
+                 simulator: Any = None) -> None:
         self.mw = middleware
+        self.simulator = simulator
         self.prefix = prefix.strip("/") or "driver"
         self.loop = loop
         self.robot_hw = robot_hw
@@ -283,7 +287,8 @@ class DriverDiagnostics:
             max_load = float(getattr(channel_obj, "max_bus_load", max_load))
         simulated = ""
         try:
-            simulated = " (simulated)" if self.mw.is_simulated(name) else ""
+            simulated = " (simulated)" if self.simulator is not None and self.simulator.is_simulated(name) \
+                else ""
         except Exception:  # noqa: BLE001
             pass
         if bus_off:
@@ -374,7 +379,7 @@ class DriverDiagnostics:
 
     def simulator_status(self) -> Optional[DiagnosticStatus]:
         """Command statistics of the simulated firmware (None on real hardware)."""
-        stats_fn = getattr(self.mw, "simulator_command_stats", None)
+        stats_fn = getattr(self.simulator, "command_stats", None)
         if not callable(stats_fn):
             return None
         try:

@@ -171,6 +171,7 @@ from rospy_control.exceptions import CommunicationError, ConfigError, RospyContr
 from rospy_control.hardware_interface import RobotHW
 from rospy_control.log import get_logger
 from rospy_control.middleware import Middleware
+from rospy_control.simulator import SimulatedRobot
 from rospy_control.simulator.bus import default_bus_key
 from rospy_control.realtime import install_log_queue, stop_in_order
 from rospy_control.robot_hw import MiddlewareRobotHW
@@ -190,6 +191,9 @@ class Driver:
     def __init__(self, params: DriverParams) -> None:
         self.params = params
         self.middleware: Optional[Middleware] = None
+        #: with ``~sim``: the simulated robot, a peer on the middleware's buses (its own process, or
+        #: this one's as the fallback)
+        self.simulator: Optional[SimulatedRobot] = None
         #: the RobotHW: ``~robot_hardware``'s, or the MiddlewareRobotHW of ``~hardware_config``
         self.robot_hw: Optional[RobotHW] = None
         self.root_nh: Optional[RosNodeHandle] = None
@@ -266,16 +270,24 @@ class Driver:
                     "ros_control" if p.use_ros_control else "standalone", p.control_rate, len(joints),
                     "" if not joints else f" ({', '.join(joints)})",
                     mw.name if mw is not None else type(self.robot_hw).__name__,
-                    _simulated(mw) if p.sim else "")
+                    _simulated(self.simulator))
 
     def _build_middleware_robot_hw(self) -> None:
         """The default RobotHW: the CAN middleware of ``~hardware_config`` (hardware XML) under the URDF."""
         p = self.params
-        self.middleware = Middleware.from_xml(p.hardware_config, simulate=True if p.sim else False)
-        if p.sim and p.sim_process:
-            key = p.sim_bus_key or default_bus_key(rosgraph.get_master_uri(), rospy.get_namespace())
-            self.middleware.use_simulator_process(key, wait=p.sim_wait)
         urdf = rospy.get_param("robot_description", None)
+        if p.sim:
+            # the simulated robot is a peer on the buses: in the simulator node's process when it
+            # answers, else in this process (it feels the URDF's weights there)
+            self.simulator = SimulatedRobot(p.hardware_config, simulate=True,
+                                            urdf=urdf if isinstance(urdf, str) and urdf.strip() else None,
+                                            urdf_source=rospy.resolve_name("robot_description"))
+            key = None
+            if p.sim_process:
+                key = p.sim_bus_key or default_bus_key(rosgraph.get_master_uri(), rospy.get_namespace())
+            self.middleware = Middleware(self.simulator.info, buses=self.simulator.buses(key, p.sim_wait))
+        else:
+            self.middleware = Middleware.from_xml(p.hardware_config)
         if not isinstance(urdf, str) or not urdf.strip():
             raise ConfigError("parameter 'robot_description' is not set (load the URDF, e.g. "
                               "<param name=\"robot_description\" textfile=\"...urdf\"/>)",
@@ -358,12 +370,12 @@ class Driver:
             return TriggerResponse(success=ok, message=message)
 
         self._services.append(rospy.Service("~reset_faults", Trigger, reset_faults))
-        if not self.params.sim:
+        if self.simulator is None:
             return
-        if self.middleware.simulator_process:
+        if self.simulator.process:
             self._start_sim_forwarders()
             return
-        self._services.extend(sim_fault_services(self.middleware, "~sim/"))
+        self._services.extend(sim_fault_services(self.simulator, "~sim/"))
 
     def _own_reset_faults(self, _req: Any) -> Any:
         """``~reset_faults`` of a RobotHW that offers ``reset_faults() -> (success, message)``."""
@@ -427,7 +439,8 @@ class Driver:
         if not self.params.use_ros_control and self.controller_manager is not None:
             states = functools.partial(controller_states, self.controller_manager)
         builder = DriverDiagnostics(self.middleware, rospy.get_name(), loop=self.loop,
-                                    robot_hw=self.robot_hw, controller_states=states)
+                                    robot_hw=self.robot_hw, controller_states=states,
+                                    simulator=self.simulator)
         self._diag_pub = rospy.Publisher("/diagnostics", DiagnosticArray, queue_size=10)
         self.diagnostics = DiagnosticsThread(builder, self._diag_pub.publish, rospy.Time.now,
                                              self.params.diagnostics_period)
@@ -488,10 +501,10 @@ def _stop_observer(thread_owner: Any) -> None:
         thread_owner.stop()
 
 
-def _simulated(mw: Optional[Middleware]) -> str:
-    if mw is None:
+def _simulated(sim: Optional[SimulatedRobot]) -> str:
+    if sim is None:
         return ""
-    return " (simulated in the simulator process)" if mw.simulator_process else " (simulated in this process)"
+    return " (simulated in the simulator process)" if sim.process else " (simulated in this process)"
 
 
 def _param_tree(namespace: str) -> Dict[str, Any]:

@@ -66,7 +66,7 @@ class SimDiagnostics(DriverDiagnostics):
     """The simulator node's ``DiagnosticArray``: the ``simulator`` and ``simulator bus`` statuses."""
 
     def __init__(self, host: SimulatorHost, prefix: str) -> None:
-        super().__init__(host.middleware, prefix)
+        super().__init__(host.robot.model, prefix, simulator=host.robot)
         self.host = host
 
     def build(self, stamp: Any = None) -> DiagnosticArray:
@@ -95,27 +95,28 @@ class SimDiagnostics(DriverDiagnostics):
         return msg
 
 
-def sim_fault_services(mw: Any, prefix: str) -> List[Any]:
+def sim_fault_services(robot: Any, prefix: str) -> List[Any]:
     """``<prefix>set_fault`` (rospy_control/SetSimFault), ``<prefix>reset_command_stats``
     (std_srvs/Trigger) and ``<prefix>command_stats`` (rospy_control/SimCommandStats) over the simulated
-    firmware of middleware ``mw`` (the simulator node's own, or the driver's in-process one)."""
+    firmware of the :class:`~rospy_control.simulator.SimulatedRobot` ``robot`` (the simulator node's
+    own, or the driver's in-process one)."""
 
     def set_fault(req: Any) -> SetSimFaultResponse:
         if req.fault == "bus_off":
-            ok, text = set_bus_off(mw, req.unit, bool(req.enable))
+            ok, text = set_bus_off(robot, req.unit, bool(req.enable))
         else:
-            ok, text = apply_sim_fault(mw, req.unit, req.fault, bool(req.enable), req.value)
+            ok, text = apply_sim_fault(robot, req.unit, req.fault, bool(req.enable), req.value)
         if ok:
             logger.warning("sim: %s", text)
         return SetSimFaultResponse(success=ok, message=text)
 
     def reset_stats(_req: Any) -> TriggerResponse:
-        mw.reset_simulator_command_stats()
+        robot.reset_command_stats()
         return TriggerResponse(success=True, message="command statistics of the simulated motors reset")
 
     def get_stats(req: Any) -> SimCommandStatsResponse:
         try:
-            table = command_stats(mw, req.unit)
+            table = command_stats(robot, req.unit)
         except Exception as err:  # noqa: BLE001 - a bad request is answered, not raised
             return SimCommandStatsResponse(success=False, message=str(err))
         return SimCommandStatsResponse(success=True, message=f"{len(table['units'])} simulated motor(s)",
@@ -162,15 +163,15 @@ def main(argv: Optional[List[str]] = None) -> int:
                        "simulator): %s", err)
         rospy.signal_shutdown("bus error")
         return 2
-    mw = host.middleware
+    robot = host.robot
     try:
-        services.extend(sim_fault_services(mw, "~"))
+        services.extend(sim_fault_services(robot, "~"))
         pub = rospy.Publisher("/diagnostics", DiagnosticArray, queue_size=10)
         if period > 0.0:
             diagnostics = DiagnosticsThread(SimDiagnostics(host, rospy.get_name()), pub.publish,
                                             rospy.Time.now, period)
             diagnostics.start()
-        logger.info("sim: simulated firmware of '%s' running; faults: rosservice call %s", mw.name,
+        logger.info("sim: simulated firmware of '%s' running; faults: rosservice call %s", robot.name,
                     rospy.resolve_name("~set_fault"))
         rospy.spin()
     finally:

@@ -1,6 +1,6 @@
 """The simulator's switches and command record as its services answer them, without ROS (unit-tested):
 the ``bus_off`` switch of a channel named by itself or by a unit on it
-(:meth:`~rospy_control.middleware.Middleware.set_sim_fault`) and the table of
+(:meth:`~rospy_control.simulator.robot.SimulatedRobot.set_fault`) and the table of
 ``rospy_control/SimCommandStats``.  :mod:`.sim_node` offers them as services."""
 from __future__ import annotations
 
@@ -12,27 +12,26 @@ from rospy_control.simulator import SimulatedFirmware, SimulatedMotor
 __all__ = ["local_simulators", "set_bus_off", "command_stats"]
 
 
-def local_simulators(mw: Any) -> Dict[str, SimulatedFirmware]:
+def local_simulators(robot: Any) -> Dict[str, SimulatedFirmware]:
     """``{channel: firmware}`` of the simulated channels whose firmware runs in this process."""
-    remote = mw.simulator_addresses() if hasattr(mw, "simulator_addresses") else {}
-    return {n: s for n, s in mw.simulators().items() if n not in remote}
+    return robot.local()
 
 
-def set_bus_off(mw: Any, unit: str, enable: bool) -> Tuple[bool, str]:
+def set_bus_off(robot: Any, unit: str, enable: bool) -> Tuple[bool, str]:
     """The ``bus_off`` switch of the channel called ``unit`` (or of the channel of unit ``unit``);
     ``(success, message)``, never raises."""
-    channel = unit if unit in mw.channels else None
-    if channel is None and unit in mw:
-        channel = mw.unit(unit).channel_name
-    sims = local_simulators(mw)
+    channel = unit if unit in robot.channels else None
+    if channel is None and unit in robot.model:
+        channel = robot.model.unit(unit).channel_name
+    sims = local_simulators(robot)
     if channel is None or channel not in sims:
         return False, (f"'{unit}' is neither a simulated channel nor a unit on one; simulated channels: "
                        f"{', '.join(sorted(sims)) or '(none)'}")
-    mw.set_sim_fault(mw.channels[channel].units[0].name, "bus_off", enable)  # bus-wide: any unit on it
+    robot.bus_off(channel, enable)
     return True, f"simulated fault 'bus_off' of channel '{channel}' switched {'on' if enable else 'off'}"
 
 
-def command_stats(mw: Any, unit: str = "") -> Dict[str, Any]:
+def command_stats(robot: Any, unit: str = "") -> Dict[str, Any]:
     """What :class:`SimCommandStats` answers, as a dict of lists (see ``srv/SimCommandStats.srv``).
 
     :raises ValueError: ``unit`` is not a simulated motor here.
@@ -40,7 +39,7 @@ def command_stats(mw: Any, unit: str = "") -> Dict[str, Any]:
     out: Dict[str, Any] = {k: [] for k in ("units", "frames", "commands", "last_p_des", "max_step", "enabled",
                                            "firmware_timeouts", "channels", "bus_off", "frames_lost")}
     found = False
-    for channel, sim in sorted(local_simulators(mw).items()):
+    for channel, sim in sorted(local_simulators(robot).items()):
         out["channels"].append(channel)
         out["bus_off"].append(bool(sim.bus_off))
         out["frames_lost"].append(int(sim.frames_lost))

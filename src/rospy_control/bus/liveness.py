@@ -22,12 +22,7 @@ of life (the implementation decides when it is gone rather than starved).
 """
 from __future__ import annotations
 
-from typing import Optional
-
-try:  # Python 3.8 has typing.Protocol
-    from typing import Protocol
-except ImportError:  # pragma: no cover
-    Protocol = object  # type: ignore[assignment,misc]
+from typing import Optional, Protocol
 
 __all__ = ["LivenessPolicy"]
 

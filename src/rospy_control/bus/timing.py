@@ -31,7 +31,7 @@ Rules (the thresholds are attributes, computed from the period):
   lateness came before the requests went out, so it says nothing about the replies, and on a busy
   host most cycles wake that late -- excusing them would let a silent device go unnoticed for as
   long as the load lasts.  (A simulated firmware starved along with the thread is excused by its
-  own sign of life, see :mod:`.simulation.liveness`.)
+  own sign of life, see :mod:`rospy_control.bus.liveness`.)
 """
 from __future__ import annotations
 

@@ -2,9 +2,12 @@
 
 It owns the CAN buses, speaks the motors' wire protocol (MIT mode) and our sensor protocol, runs one
 read/write thread per channel and hands upper layers a consistent snapshot of every unit's state
-each cycle while sending the latest commands.  The same code runs against real adapters (any
-python-can interface) or against a simulated firmware on python-can's ``virtual`` interface, chosen
-in the hardware XML (``docs/hardware_xml.md``).
+each cycle while sending the latest commands.  It opens every channel's bus as the hardware XML says
+(any python-can interface), unless the composition root hands it a bus override for that channel
+(``Middleware(info, buses={channel: BusSpec})``, :mod:`rospy_control.bus.spec`): what is on the other
+side -- motors, or a peer such as the simulator -- it does not know.  A peer that shares the host
+brings a liveness policy (:mod:`rospy_control.bus.liveness`) so that a cycle in which it did not run
+is not blamed on the units.
 
 API for robot_hw
 ----------------
@@ -12,7 +15,7 @@ Build, start, stop::
 
     from rospy_control.middleware import Middleware, ControlMode
     mw = Middleware.from_xml("config/arm_hardware.xml")   # path or XML text; ConfigError on any problem
-    # simulate=True/False overrides the <simulation> elements; Middleware.instance(src) = shared one
+    # buses={channel: BusSpec} opens channels elsewhere; Middleware.instance(src) = shared one
     mw.start()                  # opens buses (CommunicationError naming interface+channel), enables motors
     ...
     mw.shutdown()               # idempotent; exit-motor-mode to every motor, buses closed
@@ -71,18 +74,17 @@ bus_errors, tx_errors, rx_errors, reply_timeouts: {unit: n}, watchdog_trips: {un
 bus_load_estimate, rate, bitrate, ...}}, "faults": {...}, "host": {...}, "watchdog": {...}, ...}``;
 ``mw.bus_load()``.
 
-Simulation (tests): ``mw.set_sim_fault("elbow_motor", "silent", on=True)`` (or
-``mw.simulator_of(unit).set_fault(unit, fault)``), ``mw.simulator_command_stats()`` (what each
-simulated motor received: command count, largest position step), ``mw.reset_simulator_command_stats()``
--- see :mod:`.simulation` for the joint model, the fault switches and the firmware CAN timeout.
+Simulation is composed from outside: ``rospy_control.simulator.SimulatedRobot(info).buses()`` gives
+the bus overrides, and that object has the fault switches and the command record (``set_fault``,
+``command_stats``, ``reset_command_stats``, ``bus_off``, ``bus_errors``); in tests
+``rospy_control.testing.sim_rig.simulated_middleware(xml)`` and ``sim_of(mw)``.
 
 Modules
 -------
-``protocols.mit`` (MIT codec: ``pack_command``, ``unpack_reply``, ...), ``protocols.sensors`` (our
-sensor frames), ``config`` (XML -> plain data), ``units`` (``base``: HardwareUnit, UnitGroup,
-CanUnit; ``motors``; ``sensors``), ``channel`` (CanChannel + thread), ``simulation`` (``base``,
-``motor``, ``sensors``, ``firmware``), ``middleware``, ``timing`` (host-lateness judgement of each
-cycle), ``events`` (the event log), ``hw_check`` (the ``scripts/hw_check`` tool).  New unit types: subclass
+``rospy_control.devices`` (a folder per protocol: ``codec`` and ``device``; the unit bases),
+``rospy_control.hardware_config`` (XML -> plain data), ``rospy_control.bus`` (``channel``: CanChannel
++ thread; ``timing``: host-lateness judgement of each cycle; ``events``: the event log; ``liveness``
+and ``spec``: a peer's liveness policy and bus override), ``.middleware`` (:class:`Middleware`).  New unit types: subclass
 :class:`~.units.CanUnit`, implement ``from_info`` and the channel contract (its docstring), and either
 register it in ``UNIT_TYPES`` or name it ``module:Class`` in the XML.
 """
@@ -90,8 +92,8 @@ from __future__ import annotations
 
 from rospy_control.bus.channel import CanChannel
 from rospy_control.bus.events import FaultEvent
+from rospy_control.bus.spec import BusSpec
 from rospy_control.middleware.middleware import CHANNEL_TYPES, UNIT_TYPES, Middleware, Snapshot
-from rospy_control.simulator import SimulatedFirmware
 from rospy_control.devices import (
     ActuatorState, ActuatorUnit, CanUnit, Capabilities, ContactSensor, ContactState, ControlMode, Encoder,
     EncoderState, ForceTorqueSensor, WATCHDOG_MODES, ForceTorqueState, HardwareUnit, ImuSensor, ImuState,
@@ -99,7 +101,7 @@ from rospy_control.devices import (
 )
 
 __all__ = [
-    "Middleware", "Snapshot", "UNIT_TYPES", "CHANNEL_TYPES", "CanChannel", "SimulatedFirmware",
+    "Middleware", "Snapshot", "UNIT_TYPES", "CHANNEL_TYPES", "CanChannel", "BusSpec",
     "ControlMode", "HardwareUnit", "CanUnit", "UnitGroup", "Motor", "Encoder", "ImuSensor", "ContactSensor",
     "ForceTorqueSensor", "MotorState", "EncoderState", "ImuState", "ContactState", "ForceTorqueState",
     "FaultEvent", "WATCHDOG_MODES", "ActuatorUnit", "ActuatorState", "Capabilities", "UnsupportedCommand",

@@ -1,16 +1,17 @@
-"""The :class:`Middleware`: units + channels (+ simulators) built from the hardware XML.
+"""The :class:`Middleware`: units + channels built from the hardware XML.
 
 Phase 2 of the configuration (phase 1 is :mod:`.config`): every ``type`` is resolved through
 :data:`UNIT_TYPES` / :data:`CHANNEL_TYPES` (``rospy_control/Motor`` or ``module:Class``), every class
-reads and validates its own attributes, CAN ids are checked per bus and every simulation element is
-validated -- all before anything is opened, so a bad file never starts half-configured.
+reads and validates its own attributes and CAN ids are checked per bus -- all before anything is
+opened, so a bad file never starts half-configured.  Who answers on a bus is not its business: a
+composition root may hand it bus overrides (:mod:`rospy_control.bus.spec`).
 """
 from __future__ import annotations
 
 import threading
 import time
 from types import MappingProxyType
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Type, Union, cast
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type, Union, cast
 
 from rospy_control.exceptions import HardwareError
 from rospy_control.log import get_logger
@@ -19,11 +20,7 @@ from rospy_control.hardware_config.document import (
     AttributeReader, HardwareInfo, non_negative, parse_hardware_xml, positive, to_float,
 )
 from rospy_control.bus.events import EventLog, FaultEvent
-from rospy_control.simulator import FAULTS, SimulatedFirmware, SimulationSettings
-from rospy_control.simulator.bus import (
-    SIM_INTERFACE, SimBusAddress, enlarge_receive_buffer,
-)
-from rospy_control.simulator.link import SimLink, connect_simulator_process
+from rospy_control.bus.spec import BusSpec
 from rospy_control.devices import (
     WATCHDOG_MODES, ActuatorUnit, CanUnit, ContactSensor, ControlMode, Encoder, ExampleMotor,
     ForceTorqueSensor, HardwareUnit, ImuSensor, Motor, UnitGroup,
@@ -84,10 +81,6 @@ class Snapshot:
         return {n: s.fault_reason for n, s in self.states.items() if s.fault}
 
 
-#: simulated faults of a whole bus (named by any unit on it)
-BUS_FAULTS = ("bus_errors", "bus_off")
-
-
 class Middleware:
     """Hardware units and CAN channels of one robot; see the package docstring for the API.
 
@@ -95,15 +88,9 @@ class Middleware:
     for the one shared per process.
 
     :param info: parsed hardware description.
-    :param simulate: ``None`` = as each channel's ``<simulation>`` says, ``True`` = simulate every
-        channel, ``False`` = use the real interfaces.
-
-    Where the simulated firmware runs: by default in this process, on a private python-can
-    ``virtual`` bus per channel.  After :meth:`use_simulator_process` the simulated channels open
-    ``udp_multicast`` buses instead (the channels' hardware code path, only interface and channel
-    overridden) and talk to a simulator in another process (:mod:`.sim_process`); if that bus cannot
-    be opened or the simulator does not answer, :meth:`start` says so in one warning and falls back
-    to the in-process simulator.
+    :param buses: ``{channel: BusSpec}`` -- channels to open other than as the XML says (a peer such
+        as the simulator, see :mod:`rospy_control.bus.spec`); the others open their configured
+        interfaces.  Also settable with :meth:`set_buses` before :meth:`start`.
     """
 
     _instance: Optional["Middleware"] = None
@@ -111,7 +98,7 @@ class Middleware:
     #: entries kept by the event log (:meth:`events`)
     EVENT_LOG_SIZE = 200
 
-    def __init__(self, info: HardwareInfo, simulate: Optional[bool] = None) -> None:
+    def __init__(self, info: HardwareInfo, buses: Optional[Mapping[str, BusSpec]] = None) -> None:
         self.name = info.name
         self.source = info.source
         #: the parsed hardware description (robot-level elements such as the gravity options are read
@@ -121,12 +108,7 @@ class Middleware:
         self._state_readers: Tuple[Callable[[], Tuple[float, Dict[str, Any]]], ...] = ()  # see states()
         self._units: Dict[str, HardwareUnit] = {}
         self._leaves: List[HardwareUnit] = []
-        self._simulators: Dict[str, SimulatedFirmware] = {}
-        self._settings: Dict[str, SimulationSettings] = {}
-        self._sim_key: Optional[str] = None
-        self._sim_wait = 0.0
-        self._sim_addresses: Dict[str, SimBusAddress] = {}
-        self._sim_links: Dict[str, SimLink] = {}
+        self._buses: Dict[str, BusSpec] = {}
         self._started = False
         self._closed = False
         self._events = EventLog(self.EVENT_LOG_SIZE)
@@ -143,10 +125,6 @@ class Middleware:
                 self.channels[ci.name] = cls.from_info(ci, rate=rate)
             else:
                 self.channels[ci.name] = cls.from_info(ci, rate=rate, command_timeout=command_timeout)
-            settings = SimulationSettings.from_element(ci.simulation)
-            if simulate is not None:
-                settings.enabled = simulate
-            self._settings[ci.name] = settings
         for ui in info.units:
             el = ui.element
             where = f"{el.source}:{el.line}: {el.describe()}"
@@ -154,7 +132,6 @@ class Middleware:
             if (ui.members or el.tag == "group") and not issubclass(unit_cls, UnitGroup):
                 raise el.error(f"type '{ui.type}' is not a group type (expected a UnitGroup subclass)")
             unit = unit_cls.from_info(ui)
-            unit.simulation = el.child("simulation")
             self._units[ui.name] = unit
             if ui.group is not None:
                 parent = self._units[ui.group]
@@ -167,20 +144,18 @@ class Middleware:
                 self.channels[ui.channel].add_unit(unit)
         for ch in self.channels.values():
             ch.set_event_log(self._events)
-        for name, ch in self.channels.items():
-            # validate every <simulation> now, even when running on hardware
-            sim = SimulatedFirmware(name, ch.units, self._settings[name], ch.master_id)
-            if self._settings[name].enabled:
-                self._simulators[name] = sim
+        if buses:
+            self.set_buses(buses)
 
     # -- construction -------------------------------------------------------------------------------
     @classmethod
-    def from_xml(cls, source: str, simulate: Optional[bool] = None) -> "Middleware":
+    def from_xml(cls, source: str, buses: Optional[Mapping[str, BusSpec]] = None) -> "Middleware":
         """Build from a file path or XML text.  :raises ConfigError: on any configuration problem."""
-        return cls(parse_hardware_xml(source), simulate=simulate)
+        return cls(parse_hardware_xml(source), buses=buses)
 
     @classmethod
-    def instance(cls, source: Optional[str] = None, simulate: Optional[bool] = None) -> "Middleware":
+    def instance(cls, source: Optional[str] = None,
+                 buses: Optional[Mapping[str, BusSpec]] = None) -> "Middleware":
         """The process-wide shared middleware, built from ``source`` on first use.
 
         :raises HardwareError: no instance yet and no ``source`` given.
@@ -190,7 +165,7 @@ class Middleware:
                 if source is None:
                     raise HardwareError("the shared Middleware is not configured yet: call "
                                         "Middleware.instance(<hardware xml path or text>) first")
-                cls._instance = cls.from_xml(source, simulate=simulate)
+                cls._instance = cls.from_xml(source, buses=buses)
             return cls._instance
 
     @classmethod
@@ -236,110 +211,21 @@ class Middleware:
     def __contains__(self, name: str) -> bool:
         return name in self._units
 
-    # -- simulation ---------------------------------------------------------------------------------
-    def is_simulated(self, channel: str) -> bool:
-        return channel in self._simulators
-
-    def simulators(self) -> Dict[str, SimulatedFirmware]:
-        """``{channel: simulated firmware}`` of every simulated channel (also when the firmware runs in
-        another process: then these objects are only its configuration and are not started here)."""
-        return dict(self._simulators)
-
-    def use_simulator_process(self, key: str, wait: float = 10.0) -> None:
-        """Talk to the simulated firmware in another process (call before :meth:`start`).
-
-        :param key: the bus key both processes derive each channel's multicast group and port from
-            (:func:`~.simulation.bus.sim_bus_address`); the simulator process must use the same.
-        :param wait: how long :meth:`start` waits for the simulator to answer (s) before it falls back.
-        """
+    # -- bus overrides ------------------------------------------------------------------------------
+    def set_buses(self, buses: Mapping[str, BusSpec]) -> None:
+        """Open the named channels as ``buses`` says (see :mod:`rospy_control.bus.spec`); before
+        :meth:`start`.  :raises HardwareError: started already, or an unknown channel."""
         if self._started:
-            raise HardwareError("use_simulator_process() must be called before start()")
-        self._sim_key = str(key)
-        self._sim_wait = max(0.0, float(wait))
+            raise HardwareError("set_buses() must be called before start()")
+        for name, spec in buses.items():
+            if name not in self.channels:
+                raise HardwareError(f"bus override for unknown channel '{name}'; channels: "
+                                    f"{', '.join(self.channels)}")
+            self._buses[name] = spec
 
-    @property
-    def simulator_process(self) -> bool:
-        """True when the simulated channels talk to a simulator in another process (after a
-        successful :meth:`start`); False when the firmware runs here or nothing is simulated."""
-        return bool(self._sim_addresses)
-
-    def simulator_addresses(self) -> Dict[str, SimBusAddress]:
-        """``{channel: (group, port)}`` of the cross-process buses in use (empty: none)."""
-        return dict(self._sim_addresses)
-
-    def simulator(self, channel: str) -> SimulatedFirmware:
-        """The simulated firmware on ``channel`` (for fault switches in tests).
-
-        :raises HardwareError: the channel is not simulated, or its firmware runs in another process.
-        """
-        try:
-            sim = self._simulators[channel]
-        except KeyError:
-            raise HardwareError(f"channel '{channel}' is not simulated") from None
-        if channel in self._sim_addresses:
-            raise HardwareError(f"the simulated firmware of channel '{channel}' runs in its own process "
-                                f"({self._sim_addresses[channel]}); switch its faults there (sim node "
-                                "services ~set_fault, ~reset_command_stats)")
-        return sim
-
-    def simulator_of(self, unit: str) -> SimulatedFirmware:
-        """The simulated firmware answering for ``unit``."""
-        channel = self.unit(unit).channel_name
-        if channel is None:
-            raise HardwareError(f"unit '{unit}' is on no channel, so it is not simulated")
-        return self.simulator(channel)
-
-    def set_sim_fault(self, unit: str, fault: str, on: bool = True, value: Optional[float] = None) -> None:
-        """Switch a simulated fault of ``unit`` on or off (tests, demos).
-
-        ``fault``: one of :data:`~.simulation.FAULTS`, or ``"bus_errors"`` / ``"bus_off"`` (the unit's
-        whole bus); ``value`` as for :meth:`SimulatedFirmware.set_fault`.  Switching off clears
-        ``fault`` only if it is the unit's current one.
-
-        :raises HardwareError: unknown unit, or its channel is not simulated.
-        :raises ValueError: unknown fault.
-        """
-        sim = self.simulator_of(unit)
-        # a protocol device (simulation/peers.py) has fault switches of its own (the manual's error names)
-        own = tuple(getattr(sim.by_name.get(unit), "faults", ()))
-        if fault not in FAULTS and fault not in BUS_FAULTS and fault not in own:
-            raise ValueError(f"unknown simulated fault '{fault}'; known: "
-                             f"{', '.join(FAULTS + BUS_FAULTS + tuple(f for f in own if f not in FAULTS))}")
-        if fault == "bus_off":
-            sim.set_bus_off(on)
-            return
-        if fault == "bus_errors":
-            if on:
-                sim.set_fault(None, "bus_errors")
-            else:
-                sim.bus_errors = False
-            return
-        if on:
-            sim.set_fault(unit, fault, value)
-        elif sim.fault_of(unit) == fault:
-            sim.clear_fault(unit)
-
-    def simulator_command_stats(self, unit: Optional[str] = None):
-        """The simulated firmware's record of the command frames each motor received (see
-        :meth:`SimulatedFirmware.command_stats`): ``{unit: stats}`` over every channel simulated in
-        this process (channels whose firmware runs in another process are left out), or the stats
-        of ``unit``.
-
-        :raises HardwareError: ``unit`` unknown or not simulated here.
-        """
-        if unit is not None:
-            return self.simulator_of(unit).command_stats(unit)
-        out: Dict[str, dict] = {}
-        for name, sim in self._simulators.items():
-            if name not in self._sim_addresses:
-                out.update(sim.command_stats())
-        return out
-
-    def reset_simulator_command_stats(self) -> None:
-        """Forget what :meth:`simulator_command_stats` recorded so far (every channel simulated here)."""
-        for name, sim in self._simulators.items():
-            if name not in self._sim_addresses:
-                sim.reset_command_stats()
+    def buses(self) -> Dict[str, BusSpec]:
+        """``{channel: BusSpec}`` of the channels opened other than as the XML says."""
+        return dict(self._buses)
 
     # -- lifecycle ----------------------------------------------------------------------------------
     @property
@@ -347,7 +233,7 @@ class Middleware:
         return self._started and not self._closed
 
     def start(self, enable_motors: bool = True, wait: bool = True) -> None:
-        """Open every bus, start the simulators and one read/write thread per channel.
+        """Open every bus (overrides: :meth:`set_buses`), start one read/write thread per channel.
 
         :param enable_motors: send enter-motor-mode and commands; ``False`` only listens.
         :param wait: return once every unit has answered and every actuator confirmed it is enabled
@@ -371,24 +257,17 @@ class Middleware:
                 else:
                     logger.info("channel '%s': estimated bus load %.0f %% at %.0f Hz", name, 100 * load,
                                 ch.rate)
-            if self._sim_key is not None and self._simulators:
-                self._sim_links = connect_simulator_process(self._sim_key, self._simulators, self._sim_wait)
-                self._sim_addresses = {n: link.address for n, link in self._sim_links.items()}
             for name, ch in self.channels.items():
-                sim = self._simulators.get(name)
-                address = self._sim_addresses.get(name)
-                if address is not None:
-                    ch.open(interface=SIM_INTERFACE, channel=address.group, **address.bus_kwargs())
-                    enlarge_receive_buffer(ch._bus)  # replies queued during a stall are not lost
-                    live = self._sim_links[name].liveness
-                    ch.liveness = live
-                elif sim is not None:
-                    vch = f"rospy_control.sim.{self.name}.{name}.{id(self):x}"
-                    sim.start(vch)
-                    ch.open(interface="virtual", channel=vch)
-                    ch.liveness = sim.liveness  # a starved simulator blames no motor
-                else:
+                spec = self._buses.get(name)
+                if spec is None:
                     ch.open()
+                    continue
+                if spec.before_open is not None:
+                    spec.before_open()
+                ch.open(interface=spec.interface, channel=spec.channel, **spec.kwargs)
+                if spec.after_open is not None:
+                    spec.after_open(ch._bus)
+                ch.liveness = spec.liveness  # a peer that did not run blames no unit
             for ch in self.channels.values():
                 ch.start(enable_motors)
             if wait:
@@ -396,10 +275,8 @@ class Middleware:
         except BaseException:
             self.shutdown()
             raise
-        where = ""
-        if self._simulators:
-            where = " (simulated in another process)" if self._sim_addresses else \
-                " (simulated in this process)"
+        peers = sorted({spec.peer for spec in self._buses.values() if spec.peer})
+        where = f" (peer: {', '.join(peers)})" if peers else ""
         logger.info("middleware '%s' started: %d units on %d channel(s)%s", self.name, len(self._leaves),
                     len(self.channels), where)
 
@@ -436,7 +313,7 @@ class Middleware:
                            time.monotonic() - start)
 
     def shutdown(self) -> None:
-        """Stop the threads, send exit-motor-mode to every motor, close buses and simulators.
+        """Stop the threads, send exit-motor-mode to every motor, close buses (and release their peers).
 
         Idempotent; safe after a failed or missing :meth:`start`.
         """
@@ -451,11 +328,12 @@ class Middleware:
                     logger.error("channel '%s': left running (its bus thread did not stop)", ch.name)
             except Exception as err:  # noqa: BLE001 - shut down the rest regardless
                 logger.error("channel '%s': shutdown failed: %s", ch.name, err)
-        for sim in self._simulators.values():
-            sim.stop()  # a no-op for firmware that runs in another process (never started here)
-        for link in self._sim_links.values():
-            if link.liveness is not None:
-                link.liveness.close()
+        for name, spec in self._buses.items():
+            if spec.after_close is not None:
+                try:
+                    spec.after_close()
+                except Exception as err:  # noqa: BLE001 - release the rest regardless
+                    logger.error("channel '%s': releasing its bus peer failed: %s", name, err)
 
     def __enter__(self) -> "Middleware":
         self.start()
@@ -634,8 +512,9 @@ class Middleware:
         return {
             "name": self.name,
             "running": self.running,
-            "simulated": sorted(self._simulators),
-            "simulator": ("process" if self._sim_addresses else "in-process") if self._simulators else "none",
+            # the channels opened on a bus override, and what their peer says it is
+            "simulated": sorted(self._buses),
+            "simulator": next((b.peer for b in self._buses.values() if b.peer), "none"),
             "channels": channels,
             "faults": self.faults(),
             "host": host,

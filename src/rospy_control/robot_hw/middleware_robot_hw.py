@@ -22,8 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-from rospy_control.dynamics import compensation_options, configuration_root, simulation_options
-from rospy_control.simulator.gravity import attach_simulated_gravity
+from rospy_control.dynamics import compensation_options, configuration_root
 from rospy_control.exceptions import CommunicationError, ConfigError, HardwareError, HardwareInterfaceError
 from rospy_control.hardware_interface import ControllerInfo, RobotHW, SwitchState
 from rospy_control.log import Throttle, get_logger
@@ -97,6 +96,20 @@ def _read_plan(rec: Records) -> Tuple[List[tuple], List[Any], List[Callable[[], 
     return fused, plain, others
 
 
+def _compose(hardware_xml: str, simulate: Optional[bool]) -> Tuple[Middleware, Any]:
+    """The middleware of ``hardware_xml`` and its simulated peer (or None): the decision sits outside
+    the driver's code path, in :func:`rospy_control.composition.compose_middleware`."""
+    from rospy_control.composition import compose_middleware
+    return compose_middleware(hardware_xml, simulate)
+
+
+def _give_urdf(peer: Any, urdf: str, urdf_source: str) -> None:
+    """The composed peer (if any) gets the URDF once the RobotHW accepted it (its errors come first)."""
+    if peer is not None:
+        from rospy_control.composition import give_urdf
+        give_urdf(peer, read_text(urdf, urdf_source)[0], urdf_source)
+
+
 class MiddlewareRobotHW(RobotHW):
     """RobotHW over a :class:`~rospy_control.middleware.Middleware` (see :mod:`rospy_control.robot_hw`).
 
@@ -118,6 +131,9 @@ class MiddlewareRobotHW(RobotHW):
         super().__init__()
         self._mw: Optional[Middleware] = None
         self._owns = False
+        #: the simulated peer composed by :meth:`from_config` / :meth:`init` with ``simulate`` (its
+        #: fault switches and command record; None: none, or composed by the caller)
+        self.simulator: Any = None
         self._throttle = Throttle(5.0)
         self._adopt(Records())  # nothing configured yet
         if middleware is not None:
@@ -146,10 +162,12 @@ class MiddlewareRobotHW(RobotHW):
         :raises ConfigError: bad hardware XML, URDF, transmissions, bindings or limits.
         :raises CommunicationError: a bus cannot be opened.
         """
-        mw = Middleware.from_xml(hardware_xml, simulate=simulate)
+        mw, sim = _compose(hardware_xml, simulate)
         try:
             hw = cls(mw, urdf_xml, params, urdf_source=urdf_source, params_source=params_source,
                      owns_middleware=True)
+            hw.simulator = sim
+            _give_urdf(sim, urdf_xml, urdf_source)
             if start:
                 hw.start()
         except BaseException:
@@ -181,7 +199,7 @@ class MiddlewareRobotHW(RobotHW):
                 raise ConfigError(f"{err} (or set '{robot_hw_nh.resolve_name('hardware_xml')}')") from err
             owns = False
         else:
-            mw = Middleware.from_xml(source, simulate=param("simulate"))
+            mw = None
             owns = True
         try:
             urdf = param("robot_description")
@@ -193,6 +211,8 @@ class MiddlewareRobotHW(RobotHW):
             if urdf is None:
                 raise ConfigError("no URDF: set 'robot_description' (next to the robot_hw parameters or in "
                                   "the root namespace)", source=urdf_source)
+            if mw is None:
+                mw, self.simulator = _compose(source, param("simulate"))
             params = {}
             for key in ("joint_limits", "hold_mode", "posvel_interface", "skip_unknown_actuators"):
                 value = param(key)
@@ -202,10 +222,12 @@ class MiddlewareRobotHW(RobotHW):
                 params["joint_limits"] = param("joint_limits", nh=root_nh)
             self.configure(mw, urdf, params, urdf_source=urdf_source, params_source=robot_hw_nh.namespace,
                            owns_middleware=owns)
+            if owns:
+                _give_urdf(self.simulator, urdf, urdf_source)
             if param("start", True):
                 self.start()
         except BaseException:
-            if owns:
+            if owns and mw is not None:
                 mw.shutdown()
             raise
         return True
@@ -216,9 +238,9 @@ class MiddlewareRobotHW(RobotHW):
         """Register every interface and handle (see the class docstring for the arguments).
 
         The robot-level ``<gravity_compensation>`` (the feed-forward, :mod:`._gravity`) and
-        ``<simulation>`` elements are read from the description the middleware parsed, or from
-        ``hardware_xml`` (path or text) when given for another one: the middleware's in-process
-        simulated firmware gets the URDF's gravity from here.
+        options are read from the description the middleware parsed, or from ``hardware_xml`` (path or
+        text) when given for another one.  (A simulated peer's gravity is the simulator's own business:
+        :class:`rospy_control.simulator.SimulatedRobot` is given the URDF where it is composed.)
 
         :raises ConfigError: any configuration problem; the RobotHW is then left unconfigured.
         """
@@ -236,9 +258,6 @@ class MiddlewareRobotHW(RobotHW):
         rec, staging = build(middleware, binding, params, hold, urdf_source, params_source)
         root = configuration_root(middleware, hardware_xml)  # the middleware's parsed description
         rec.gravity = build_feed_forward(urdf_text, urdf_source, rec, compensation_options(root))
-        # the simulated firmware in this process (if any) feels the same URDF's weights
-        attach_simulated_gravity(middleware.simulators().values(), urdf_text, simulation_options(root),
-                                 urdf_source)
         for name in staging.get_names():
             iface = staging.get(name)
             assert iface is not None  # one of staging's own names

@@ -54,5 +54,7 @@ from __future__ import annotations
 from rospy_control.simulator.base import FAULTS, SimulationSettings
 from rospy_control.simulator.firmware import SimulatedFirmware
 from rospy_control.simulator.motor import SimulatedMotor
+from rospy_control.simulator.robot import BUS_FAULTS, SimulatedRobot, simulated_middleware
 
-__all__ = ["SimulatedFirmware", "SimulatedMotor", "SimulationSettings", "FAULTS"]
+__all__ = ["SimulatedFirmware", "SimulatedMotor", "SimulationSettings", "FAULTS", "BUS_FAULTS",
+           "SimulatedRobot", "simulated_middleware"]

@@ -1,11 +1,12 @@
 """The simulated firmware in a process of its own, as real firmware runs on its own processors.
 
 :class:`SimulatorHost` reads the same hardware XML as the driver and runs every simulated channel's
-:class:`~.simulation.SimulatedFirmware` on that channel's ``udp_multicast`` bus
-(:mod:`.simulation.bus`: group and port derived from a bus key and the channel name).  A driver
-whose :class:`~.middleware.Middleware` called ``use_simulator_process(key)`` talks to it through its
-channels' ordinary code path.  A stall of the driver process no longer stops the "motors": they keep
-running and holding their last command, as a real robot's do.
+:class:`~.firmware.SimulatedFirmware` on that channel's ``udp_multicast`` bus
+(:mod:`.bus`: group and port derived from a bus key and the channel name).  A driver whose
+:class:`~rospy_control.middleware.Middleware` was given the buses of ``SimulatedRobot.buses(key)``
+(:mod:`.robot`) talks to it through its channels' ordinary code path.  A stall of the driver
+process no longer stops the "motors": they keep running and holding their last command, as a real
+robot's do.
 
 Two front ends use it: the ROS node ``scripts/sim_node`` (:mod:`rospy_control.adapter.sim_node`,
 started by ``launch/bringup.launch`` with ``sim:=true``) and, without ROS, this module's :func:`main`::
@@ -26,8 +27,8 @@ from typing import Dict, List, Optional, Tuple
 
 from rospy_control.exceptions import CommunicationError, ConfigError, HardwareError
 from rospy_control.log import get_logger
-from rospy_control.middleware.middleware import Middleware
-from rospy_control.simulator import SimulatedFirmware
+from rospy_control.simulator.firmware import SimulatedFirmware
+from rospy_control.simulator.robot import SimulatedRobot
 from rospy_control.simulator.liveness import SharedLiveness, liveness_path
 from rospy_control.simulator.bus import (
     SIM_INTERFACE, SimBusAddress, sim_bus_address,
@@ -38,18 +39,18 @@ __all__ = ["SimulatorHost", "apply_sim_fault", "main"]
 logger = get_logger(__name__)
 
 
-def apply_sim_fault(mw: Middleware, unit: str, fault: str, enable: bool,
+def apply_sim_fault(robot: SimulatedRobot, unit: str, fault: str, enable: bool,
                     value: Optional[float] = None) -> Tuple[bool, str]:
     """Switch a simulated fault as the ``set_fault`` services do; ``(success, message)``, never raises.
 
     ``unit`` may name a channel for the bus-wide ``bus_errors``; a ``value`` of 0 means "default".
     """
     target = unit
-    channel = mw.channels.get(unit)
+    channel = robot.channels.get(unit)
     if channel is not None and channel.units:  # a bus-wide fault named by its channel
         target = channel.units[0].name
     try:
-        mw.set_sim_fault(target, fault, bool(enable), value if value else None)
+        robot.set_fault(target, fault, bool(enable), value if value else None)
     except Exception as err:  # noqa: BLE001 - a bad request is answered, not raised
         return False, str(err)
     return True, f"simulated fault '{fault}' of '{unit}' switched {'on' if enable else 'off'}"
@@ -58,20 +59,16 @@ def apply_sim_fault(mw: Middleware, unit: str, fault: str, enable: bool,
 class SimulatorHost:
     """Every simulated channel of a hardware XML, each firmware on its ``udp_multicast`` bus.
 
-    :param middleware: built from the XML (never started: it holds the units and the simulated
-        firmware, and offers the fault switches and command statistics for them).
+    :param robot: the simulated robot of the XML (its firmware, fault switches and command statistics;
+        the URDF's gravity is configured by it).
     :param key: the bus key (the driver must use the same).
     """
 
-    def __init__(self, middleware: Middleware, key: str, urdf: Optional[str] = None,
-                 urdf_source: str = "robot_description") -> None:
-        self.middleware = middleware
+    def __init__(self, robot: SimulatedRobot, key: str) -> None:
+        self.robot = robot
         self.key = key
-        if urdf:  # URDF text: the motors feel its links' weights (rospy_control.simulator.gravity)
-            from rospy_control.simulator.gravity import attach_to_middleware
-            attach_to_middleware(middleware, urdf, source=urdf_source)
         self.addresses: Dict[str, SimBusAddress] = {
-            name: sim_bus_address(key, name) for name in middleware.simulators()}
+            name: sim_bus_address(key, name) for name in robot.simulators()}
         self._started = False
         self._liveness: List[SharedLiveness] = []
 
@@ -80,11 +77,11 @@ class SimulatorHost:
                  urdf_source: str = "robot_description") -> "SimulatorHost":
         """Build from a hardware XML path or text (and the URDF's text, for gravity).
         :raises ConfigError: as the driver would."""
-        return cls(Middleware.from_xml(source, simulate=simulate), key, urdf, urdf_source)
+        return cls(SimulatedRobot(source, simulate=simulate, urdf=urdf, urdf_source=urdf_source), key)
 
     @property
     def simulators(self) -> Dict[str, SimulatedFirmware]:
-        return self.middleware.simulators()
+        return self.robot.simulators()
 
     def start(self) -> None:
         """Open every channel's bus and start answering.
@@ -94,7 +91,7 @@ class SimulatorHost:
         if self._started:
             return
         if not self.addresses:
-            raise HardwareError(f"hardware '{self.middleware.name}': no channel is simulated")
+            raise HardwareError(f"hardware '{self.robot.name}': no channel is simulated")
         try:
             for name, sim in self.simulators.items():
                 address = self.addresses[name]
@@ -114,7 +111,7 @@ class SimulatorHost:
             self.stop()
             raise
         self._started = True
-        logger.info("simulator: hardware '%s' simulated on %s (bus key '%s')", self.middleware.name,
+        logger.info("simulator: hardware '%s' simulated on %s (bus key '%s')", self.robot.name,
                     "; ".join(f"channel '{n}': {a}" for n, a in self.addresses.items()), self.key)
 
     def stop(self) -> None:

@@ -11,6 +11,7 @@ import yaml
 
 from adapter_testutil import PARAMS, SmallRobotHW, make_registry
 
+from rospy_control.testing.sim_rig import sim_of, simulated_middleware
 from rospy_control.control_loop.loop import ControlLoop
 from rospy_control.adapter.diagnostics import OK, WARN, DriverDiagnostics
 from rospy_control.control_loop.driver_config import (
@@ -32,7 +33,7 @@ from rospy_control.controller_interface import Controller
 from rospy_control.controller_manager import ControllerManager
 from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
 from rospy_control.exceptions import ConfigError
-from rospy_control.middleware import ControlMode, Middleware
+from rospy_control.middleware import ControlMode
 from rospy_control.plugins import Registry
 from rospy_control.hardware_interface import EffortJointInterface, SwitchState
 from rospy_control.testing import InMemoryGraph, InMemoryNodeHandle, wait_until
@@ -160,7 +161,7 @@ def test_check_controller_params_unimportable_registered_type_is_a_warning():
 @pytest.fixture
 def arm():
     from rospy_control.robot_hw.middleware_robot_hw import MiddlewareRobotHW
-    mw = Middleware.from_xml(ARM_XML, simulate=True)
+    mw = simulated_middleware(ARM_XML, simulate=True)
     with open(ARM_URDF) as f:
         urdf = f.read()
     graph = InMemoryGraph(clock=time.monotonic)
@@ -227,7 +228,7 @@ def test_standalone_starts_the_trajectory_controllers_after_the_mode_switch(arm,
 
 def test_standalone_starts_with_a_motor_in_fault(arm, closing):
     mw, hw, nh = arm
-    mw.set_sim_fault("wrist_1_motor", "silent", True)
+    sim_of(mw).set_fault("wrist_1_motor", "silent", True)
     assert wait_until(lambda: "wrist_1_motor" in mw.faults(), 5.0)
     sa = Standalone(hw, nh)
     closing(sa)

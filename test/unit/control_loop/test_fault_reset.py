@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of
 from rospy_control.control_loop.loop import ControlLoop
 from rospy_control.control_loop.fault_reset import FaultReset
 from rospy_control.robot_hw import MiddlewareRobotHW
@@ -61,7 +62,7 @@ def test_nothing_to_reset(rig):
 def test_refused_while_the_motor_is_silent_then_effective_and_the_controllers_restart(rig):
     hw, manager, loop = rig
     mw = hw.middleware
-    mw.set_sim_fault("elbow_motor", "silent", True)
+    sim_of(mw).set_fault("elbow_motor", "silent", True)
     assert wait_until(lambda: "elbow_joint" in hw.faulted_joints())
     resetter = FaultReset(hw, loop)
     ok, message = resetter.reset()
@@ -69,7 +70,7 @@ def test_refused_while_the_motor_is_silent_then_effective_and_the_controllers_re
     assert "still in FAULT: elbow_motor (" in message and "reset failed" in message
     assert "elbow_joint" in hw.faulted_joints()
     assert manager.resets == []
-    mw.set_sim_fault("elbow_motor", "silent", False)
+    sim_of(mw).set_fault("elbow_motor", "silent", False)
     ok, message = resetter.reset()
     assert ok, message
     assert message == "recovered: elbow_motor"
@@ -84,11 +85,11 @@ def test_refused_while_the_motor_is_silent_then_effective_and_the_controllers_re
 def test_an_over_temperature_motor_is_refused_until_it_cooled(rig):
     hw, manager, loop = rig
     mw = hw.middleware
-    mw.set_sim_fault("wrist_1_motor", "over_temperature", True, 120.0)
+    sim_of(mw).set_fault("wrist_1_motor", "over_temperature", True, 120.0)
     assert wait_until(lambda: "wrist_1_joint" in hw.faulted_joints())
     ok, message = FaultReset(hw, loop).reset()
     assert not ok and "wrist_1_motor" in message and "temperature" in message
-    mw.set_sim_fault("wrist_1_motor", "over_temperature", False)
+    sim_of(mw).set_fault("wrist_1_motor", "over_temperature", False)
     ok, message = FaultReset(hw, loop).reset()
     assert ok, message
 
@@ -97,20 +98,20 @@ def test_diagnostics_show_the_fault_its_reset_and_host_stalls(rig):
     from rospy_control.adapter.diagnostics import DriverDiagnostics
     hw, manager, loop = rig
     mw = hw.middleware
-    diag = DriverDiagnostics(mw, "/driver", loop=loop, robot_hw=hw)
+    diag = DriverDiagnostics(mw, "/driver", loop=loop, robot_hw=hw, simulator=sim_of(mw))
 
     def statuses():
         return {s.name: s for s in diag.build().status}
 
     st = statuses()["driver: faults"]
     assert st.level == 0 and st.message == "no unit in FAULT"
-    mw.set_sim_fault("elbow_motor", "silent", True)
+    sim_of(mw).set_fault("elbow_motor", "silent", True)
     assert wait_until(lambda: "elbow_joint" in hw.faulted_joints())
     st = statuses()["driver: faults"]
     assert st.level == 2 and st.message.startswith("FAULT: elbow_motor: no reply")
     events = [kv.value for kv in st.values if kv.key.startswith("#") and kv.key.endswith(" elbow_motor")]
     assert events and events[0].startswith("fault: no reply")
-    mw.set_sim_fault("elbow_motor", "silent", False)
+    sim_of(mw).set_fault("elbow_motor", "silent", False)
     assert FaultReset(hw, loop).reset()[0]
     st = statuses()["driver: faults"]
     assert st.level == 0 and "1 recovered by reset" in st.message

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of
 from rospy_control.dynamics import GravityModel
 from rospy_control.exceptions import ConfigError
 from rospy_control.hardware_interface import PositionJointInterface, VelocityJointInterface
@@ -130,7 +131,7 @@ def test_feed_forward_stops_on_a_fault_and_resumes_after_the_reset(make_hw):
     shoulder = spy(mw.motor("shoulder_lift_motor"), "set_position")
     spin(arm, 0.05, lambda: handle.set_command(0.7))
     assert elbow and all(abs(args[2]) > 0.1 for args, _ in elbow)   # the forearm's weight, fed forward
-    sim = mw.simulator_of("elbow_motor")
+    sim = sim_of(mw).firmware_of("elbow_motor")
     sim.set_fault("elbow_motor", "silent")
     assert spin(arm, 1.0, lambda: handle.set_command(0.7), until=lambda: bool(arm.faulted_joints()))
     del elbow[:]

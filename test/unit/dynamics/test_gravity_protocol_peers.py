@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of, simulated_middleware
 from rospy_control.dynamics import GravityModel
 from rospy_control.simulator.gravity import attach_to_middleware
 from rospy_control.hardware_interface import PositionJointInterface
-from rospy_control.middleware import Middleware
 from rospy_control.transmission_interface import TransmissionParser, load_transmission
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "robot_hw"))
@@ -34,7 +34,7 @@ def urdf_text() -> str:
 
 
 def joints_of(mw):
-    return {j.unit.name: j for sim in mw.simulators().values() for j in sim.gravity_joints()}
+    return {j.unit.name: j for sim in sim_of(mw).simulators().values() for j in sim.gravity_joints()}
 
 
 def place(joint, q: float) -> None:
@@ -56,11 +56,11 @@ def actuator_loads(mw, load):
 def test_every_protocol_arm_feels_the_loads_of_the_mit_arm(protocol):
     urdf = urdf_text()
     # the simulation options of the MIT arm (standard gravity) for both: the CiA 402 example has none
-    mit = Middleware.from_xml(ARM_HW)
-    peer = Middleware.from_xml(example(protocol))
+    mit = simulated_middleware(ARM_HW)
+    peer = simulated_middleware(example(protocol))
     loads = []
     for mw in (mit, peer):
-        load = attach_to_middleware(mw, urdf, ARM_HW)
+        load = attach_to_middleware(sim_of(mw), urdf, ARM_HW)
         assert load is not None
         joints = joints_of(mw)
         assert set(ARM_MOTORS) <= set(joints)
@@ -135,8 +135,8 @@ def holding(q_joint: float) -> float:
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_the_load_on_a_device_is_the_models_torque_through_the_transmission(protocol):
     xml = one_joint(protocol)
-    mw = Middleware.from_xml(xml)
-    load = attach_to_middleware(mw, URDF, xml)
+    mw = simulated_middleware(xml)
+    load = attach_to_middleware(sim_of(mw), URDF, xml)
     assert load is not None
     j = joints_of(mw)["m1"]
     assert j.joint_position() == pytest.approx(1.6, abs=1e-3)   # the unit's frame, as configured

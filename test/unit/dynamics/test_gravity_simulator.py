@@ -7,10 +7,10 @@ import time
 
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of, simulated_middleware
 from rospy_control.dynamics import GravityModel, Payload
 from rospy_control.simulator.gravity import attach_to_middleware
 from rospy_control.exceptions import ConfigError
-from rospy_control.middleware import Middleware
 
 G = 9.80665
 
@@ -46,7 +46,7 @@ def hardware(root: str = "", m1_sim: str = 'initial_position="0.8"', m2_sim: str
 
 
 def sim_motor(mw, name):
-    return mw.simulator_of(name).by_name[name]
+    return sim_of(mw).firmware_of(name).by_name[name]
 
 
 def expected_loads(q1: float, q2: float, payload=()):
@@ -56,8 +56,8 @@ def expected_loads(q1: float, q2: float, payload=()):
 
 
 def test_loads_follow_the_pose_of_every_channel_through_the_transmissions():
-    mw = Middleware.from_xml(hardware())
-    load = attach_to_middleware(mw, URDF, hardware())
+    mw = simulated_middleware(hardware())
+    load = attach_to_middleware(sim_of(mw), URDF, hardware())
     assert load is not None
     m1, m2 = sim_motor(mw, "m1"), sim_motor(mw, "m2")
     # actuator m1 at 0.8 (joint side of the motor) -> joint j1 = 0.8 / 2 = 0.4
@@ -73,13 +73,13 @@ def test_loads_follow_the_pose_of_every_channel_through_the_transmissions():
 
 def test_a_payload_the_urdf_does_not_know_and_the_gravity_vector_come_from_the_root_simulation():
     root = '<simulation gravity="0 0 -9.80665"><payload link="l2" mass="0.5" xyz="0 0 0.1"/></simulation>'
-    mw = Middleware.from_xml(hardware(root))
-    load = attach_to_middleware(mw, URDF, hardware(root))
+    mw = simulated_middleware(hardware(root))
+    load = attach_to_middleware(sim_of(mw), URDF, hardware(root))
     assert load is not None
     assert load.loads() == pytest.approx(expected_loads(0.4, 0.3, [Payload("l2", 0.5, (0, 0, 0.1))]))
     off = '<simulation enabled="false"/>'
-    mw = Middleware.from_xml(hardware(off))
-    assert attach_to_middleware(mw, URDF, hardware(off)) is None
+    mw = simulated_middleware(hardware(off))
+    assert attach_to_middleware(sim_of(mw), URDF, hardware(off)) is None
     assert sim_motor(mw, "m1").gravity_load == 0.0 and sim_motor(mw, "m1").gravity is None
 
 
@@ -90,9 +90,9 @@ def test_bad_simulation_options_are_config_errors():
                          "'nope' is not a <link>"),
                         ('<simulation><joint name="j1"/></simulation>', "expected <payload>"),
                         ('<simulation colour="red"/>', "unknown attribute 'colour'")]:
-        mw = Middleware.from_xml(hardware(root))
+        mw = simulated_middleware(hardware(root))
         with pytest.raises(ConfigError, match=match):
-            attach_to_middleware(mw, URDF, hardware(root))
+            attach_to_middleware(sim_of(mw), URDF, hardware(root))
 
 
 def test_limp_motors_fall_under_gravity_and_load_torque_still_adds():
@@ -101,8 +101,8 @@ def test_limp_motors_fall_under_gravity_and_load_torque_still_adds():
                    m1_sim='initial_position="0.0" stop_min="-0.5" stop_max="0.5"',
                    extra_units='<unit name="m3" type="rospy_control/Motor" channel="a" can_id="3">'
                                '<simulation load_torque="-2.0" stop_min="-0.4" stop_max="0.4"/></unit>')
-    mw = Middleware.from_xml(xml)
-    attach_to_middleware(mw, URDF, xml)
+    mw = simulated_middleware(xml)
+    attach_to_middleware(sim_of(mw), URDF, xml)
     assert sim_motor(mw, "m3").gravity is None
     mw.start()
     try:
@@ -120,6 +120,6 @@ def test_limp_motors_fall_under_gravity_and_load_torque_still_adds():
 
 
 def test_without_a_urdf_nothing_is_attached():
-    mw = Middleware.from_xml(hardware())
-    assert attach_to_middleware(mw, None) is None
+    mw = simulated_middleware(hardware())
+    assert attach_to_middleware(sim_of(mw), None) is None
     assert sim_motor(mw, "m1").gravity is None

@@ -6,19 +6,20 @@ from __future__ import annotations
 import can
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of
 from rospy_control.bus.channel import CAN_ERR_BUSOFF, CAN_ERR_RESTARTED, _says_bus_off
 
 from middleware_testutil import motor_xml, wait_until
 
 
 def frames(mw):
-    return {n: m.frames for n, m in mw.simulator("bus").motors.items()}
+    return {n: m.frames for n, m in sim_of(mw).firmware("bus").motors.items()}
 
 
 def test_bus_off_faults_every_unit_sends_nothing_and_recovers_through_a_reset(make_mw):
     mw = make_mw(motor_xml(3, fault_timeout=0.05))
     mw.start()
-    ch, sim = mw.channels["bus"], mw.simulator("bus")
+    ch, sim = mw.channels["bus"], sim_of(mw).firmware("bus")
     assert mw.faults() == {} and not ch.bus_off
     sim.set_fault(None, "bus_off")
     assert wait_until(lambda: len(mw.faults()) == 3, timeout=5.0)
@@ -54,7 +55,7 @@ def test_bus_off_faults_every_unit_sends_nothing_and_recovers_through_a_reset(ma
 def test_clear_fault_of_the_whole_bus_ends_bus_off(make_mw):
     mw = make_mw(motor_xml(1))
     mw.start()
-    sim = mw.simulator("bus")
+    sim = sim_of(mw).firmware("bus")
     sim.set_fault(None, "bus_off")
     assert wait_until(lambda: mw.channels["bus"].bus_off, timeout=5.0)
     sim.clear_fault()
@@ -65,7 +66,7 @@ def test_clear_fault_of_the_whole_bus_ends_bus_off(make_mw):
 def test_unknown_bus_wide_fault_is_refused(make_mw):
     mw = make_mw(motor_xml(1))
     with pytest.raises(ValueError, match="bus_errors' and 'bus_off"):
-        mw.simulator("bus").set_fault(None, "silent")
+        sim_of(mw).firmware("bus").set_fault(None, "silent")
 
 
 class _FakeBus:

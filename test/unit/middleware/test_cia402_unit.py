@@ -13,6 +13,7 @@ from typing import List
 import can
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of, simulated_middleware
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware import ControlMode, Middleware
 from rospy_control.devices.cia402 import codec as co
@@ -43,7 +44,7 @@ class Sniffer:
     (drain_bus), never by a thread that could lag behind the driver."""
 
     def __init__(self, mw: Middleware) -> None:
-        self.bus = can.Bus(interface="virtual", channel=f"rospy_control.sim.t.bus.{id(mw):x}",
+        self.bus = can.Bus(interface="virtual", channel=mw.buses()["bus"].channel,
                            receive_own_messages=False)
         self.frames: List[can.Message] = []
 
@@ -59,7 +60,7 @@ class Sniffer:
 
 
 def started(xml: str, before=None) -> Middleware:
-    mw = Middleware.from_xml(xml, simulate=True)
+    mw = simulated_middleware(xml, simulate=True)
     if before is not None:
         before(mw)
     mw.start()
@@ -68,7 +69,7 @@ def started(xml: str, before=None) -> Middleware:
 
 
 def drive_of(mw: Middleware, name: str = "d3"):
-    return mw.simulator("bus").by_name[name].drive
+    return sim_of(mw).firmware("bus").by_name[name].drive
 
 
 @pytest.fixture
@@ -112,7 +113,7 @@ def test_targets_are_written_before_enabling_and_the_start_up_frames_are_the_sta
         d3.set_position(START_RAD)        # the caller holds the measured position: CSP from the start
 
     xml = drive_xml(sim=f'initial_position="{START_RAD!r}"', second=False)
-    mw = Middleware.from_xml(xml, simulate=True)
+    mw = simulated_middleware(xml, simulate=True)
     before(mw)
     drive = drive_of(mw)
     drive.od[(0x607A, 0)].value = -50000                  # a stale target left in the drive
@@ -161,14 +162,14 @@ def test_the_drives_own_error_is_named_and_reset_only_after_it_is_gone(mw):
     unit = mw.unit("d3")
     assert command_until(mw, "d3", lambda: unit.set_command(ControlMode.POSITION, 0.3),
                          lambda s: abs(s.position - 0.3) < 0.01)
-    mw.set_sim_fault("d3", "over_temperature")
+    sim_of(mw).set_fault("d3", "over_temperature")
     assert wait_until(lambda: mw.snapshot()["d3"].fault, TIMEOUT)
     reason = mw.snapshot()["d3"].fault_reason
     assert "EMCY 0x4310 Excess temperature drive" in reason and "CANopen node 3" in reason, reason
     assert not mw.snapshot()["d4"].fault
     still = mw.reset_faults(["d3"], timeout=TIMEOUT)
     assert "still in FAULT" in still["d3"] and "Excess temperature drive" in still["d3"], still
-    mw.set_sim_fault("d3", "over_temperature", on=False)
+    sim_of(mw).set_fault("d3", "over_temperature", on=False)
     assert mw.reset_faults(["d3"], timeout=TIMEOUT) == {}
     s = mw.snapshot()["d3"]
     assert s.enabled and not s.fault
@@ -177,19 +178,19 @@ def test_the_drives_own_error_is_named_and_reset_only_after_it_is_gone(mw):
 
 
 def test_error_flag_reports_the_code_given_as_value(mw):
-    mw.set_sim_fault("d4", "error_flag", value=0x8611)
+    sim_of(mw).set_fault("d4", "error_flag", value=0x8611)
     assert wait_until(lambda: mw.snapshot()["d4"].fault, TIMEOUT)
     assert "EMCY 0x8611 Following error" in mw.snapshot()["d4"].fault_reason
 
 
 def test_silence_faults_the_drive_and_reset_works_once_it_answers(mw):
-    mw.set_sim_fault("d4", "silent")
+    sim_of(mw).set_fault("d4", "silent")
     assert wait_until(lambda: mw.snapshot()["d4"].fault, TIMEOUT)
     assert "no reply" in mw.snapshot()["d4"].fault_reason
     assert not mw.snapshot()["d3"].fault          # the other drive on the bus goes on
     still = mw.reset_faults(["d4"], timeout=TIMEOUT)
     assert "d4" in still and "reset failed" in still["d4"], still
-    mw.set_sim_fault("d4", "silent", on=False)
+    sim_of(mw).set_fault("d4", "silent", on=False)
 
     def reset_ok() -> bool:
         return mw.reset_faults(["d4"], timeout=TIMEOUT) == {}
@@ -305,7 +306,7 @@ def test_bad_attributes_are_clear_config_errors(attrs, children, words):
            f'<unit name="bad" type="rospy_control/Cia402Drive" channel="bus" {attrs}>{children}</unit>'
            '</hardware>')
     with pytest.raises(ConfigError) as e:
-        Middleware.from_xml(xml, simulate=True)
+        simulated_middleware(xml, simulate=True)
     for w in words:
         assert w in str(e.value), str(e.value)
 
@@ -313,6 +314,6 @@ def test_bad_attributes_are_clear_config_errors(attrs, children, words):
 def test_without_canopen_a_drive_is_one_clear_start_up_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "canopen", None)    # import canopen -> ImportError
     with pytest.raises(ConfigError) as e:
-        Middleware.from_xml(drive_xml(second=False), simulate=True)
+        simulated_middleware(drive_xml(second=False), simulate=True)
     msg = str(e.value)
     assert "unit 'd3'" in msg and "canopen" in msg and "tools/bootstrap.sh" in msg, msg

@@ -4,21 +4,22 @@ from __future__ import annotations
 import pytest
 
 from rospy_control.exceptions import ConfigError, PluginError
-from rospy_control.middleware import ContactSensor, Middleware, Motor, UnitGroup
+from rospy_control.middleware import ContactSensor, Motor, UnitGroup
 from rospy_control.hardware_config.document import parse_hardware_xml
+from rospy_control.testing.sim_rig import sim_of, simulated_middleware
 
 from middleware_testutil import data_file, motor_xml
 
 
 def load(src):
-    return Middleware.from_xml(src)
+    return simulated_middleware(src)  # the driver's and the simulator's configuration, both checked
 
 
 def test_minimal_file_builds_without_opening_anything():
     mw = load(data_file("minimal_ok.xml"))
     assert [u.name for u in mw.units()] == ["m1"]
     assert mw.channels["bus"].rate == 1000.0
-    assert mw.is_simulated("bus")
+    assert sim_of(mw).is_simulated("bus")
     assert not mw.running
     mw.shutdown()  # safe without start
 
@@ -195,7 +196,7 @@ def test_example_configs_load(name):
         assert desc.axes
         return
     mw = load(path)
-    assert all(mw.is_simulated(c) for c in mw.channels)
+    assert all(sim_of(mw).is_simulated(c) for c in mw.channels)
     assert all(load_ <= 0.8 for load_ in mw.bus_load().values())
 
 

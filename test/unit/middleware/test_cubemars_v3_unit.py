@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware import ControlMode
 from rospy_control.devices.cubemars import codec as cm
@@ -39,7 +40,7 @@ def commanding(command, predicate):
 
 def test_v3_and_plain_mit_with_the_same_id_share_a_bus(make_mw):
     mw = make_mw(v3_xml(extra=PLAIN))
-    sim = mw.simulator("bus")
+    sim = sim_of(mw).firmware("bus")
     assert isinstance(sim.by_name["v3"].device, sim_cubemars.SimulatedCubeMarsV3)
     assert isinstance(sim.by_name["mit"], SimulatedMotor)
     mw.start()
@@ -68,7 +69,7 @@ def test_velocity_effort_and_impedance(make_mw):
 def test_the_motors_own_error_is_named_and_reset_only_once_gone(make_mw):
     mw = make_mw(v3_xml())
     mw.start()
-    sim = mw.simulator("bus")
+    sim = sim_of(mw).firmware("bus")
     sim.set_fault("v3", "over-current")
     assert wait_until(lambda: mw.snapshot()["v3"].fault, timeout=5.0)
     assert mw.snapshot()["v3"].fault_reason == "motor reported over-current (error code 2)"
@@ -89,7 +90,7 @@ def test_set_zero_uses_the_set_origin_frame(make_mw):
     m = mw.unit("v3")
     assert wait_until(commanding(lambda: m.set_command(ControlMode.POSITION, 0.6),
                                  lambda: abs(mw.snapshot()["v3"].position - 0.6) < 0.02), timeout=5.0)
-    peer = mw.simulator("bus").by_name["v3"]
+    peer = sim_of(mw).firmware("bus").by_name["v3"]
     m.request_zero()
     assert wait_until(commanding(lambda: m.set_command(ControlMode.POSITION, 0.6),
                                  lambda: peer.device.zero != 0.0), timeout=5.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware import ControlMode
 from rospy_control.devices.damiao import codec as dm
@@ -33,7 +34,7 @@ def commanding(command, predicate):
 
 
 def device(mw, name):
-    return mw.simulator("bus").by_name[name].device
+    return sim_of(mw).firmware("bus").by_name[name].device
 
 
 # -- start-up ----------------------------------------------------------------------------------------
@@ -69,12 +70,12 @@ def test_a_range_register_differing_from_the_xml_faults_naming_motor_register_an
 
 def test_a_motor_that_does_not_answer_at_start_faults_naming_motor_and_register(make_mw):
     mw = make_mw(dm_xml(dm_unit("a", 1, 'model="DM4310" master_id="0x11"')))
-    mw.simulator("bus").set_fault("a", "silent")
+    sim_of(mw).firmware("bus").set_fault("a", "silent")
     mw.start()
     assert wait_until(lambda: mw.snapshot()["a"].fault, timeout=5.0)
     reason = mw.snapshot()["a"].fault_reason
     assert "motor 'a' did not answer" in reason and "PMAX" in reason and "0x011" in reason, reason
-    mw.simulator("bus").clear_fault("a")
+    sim_of(mw).firmware("bus").clear_fault("a")
     assert mw.reset_faults(["a"]) == {}
     assert wait_until(lambda: mw.snapshot()["a"].enabled, timeout=5.0)
 
@@ -109,7 +110,7 @@ def test_clear_error_needs_no_answer_yet_a_silent_motor_still_faults(make_mw, an
     device(mw, "a").answer_clear = answered       # the manual documents no answer to FB
     mw.start()
     assert wait_until(lambda: mw.snapshot()["a"].enabled, timeout=5.0), mw.snapshot()["a"]
-    sim = mw.simulator("bus")
+    sim = sim_of(mw).firmware("bus")
     sim.set_fault("a", "over-current")
     assert wait_until(lambda: mw.snapshot()["a"].fault, timeout=5.0)
     assert "still reports over-current" in mw.reset_faults(["a"])["a"]
@@ -159,7 +160,7 @@ def test_the_motors_own_error_is_named_as_the_manual_names_it(make_mw, fault):
     mw = make_mw(dm_xml(dm_unit("a", 1) + dm_unit("b", 2)))
     mw.start()
     assert wait_until(lambda: mw.snapshot()["a"].enabled, timeout=5.0)
-    sim = mw.simulator("bus")
+    sim = sim_of(mw).firmware("bus")
     sim.set_fault("a", fault)
     assert wait_until(lambda: mw.snapshot()["a"].fault, timeout=5.0)
     s = mw.snapshot()["a"]
@@ -178,7 +179,7 @@ def test_the_motors_own_error_is_named_as_the_manual_names_it(make_mw, fault):
 def test_silence_faults_and_the_reset_works_once_it_answers(make_mw):
     mw = make_mw(dm_xml(dm_unit("a", 1)))
     mw.start()
-    sim = mw.simulator("bus")
+    sim = sim_of(mw).firmware("bus")
     sim.set_fault("a", "silent")
     assert wait_until(lambda: mw.snapshot()["a"].fault, timeout=5.0)
     assert "no reply" in mw.snapshot()["a"].fault_reason
@@ -389,7 +390,7 @@ def test_a_reset_restores_the_ram_registers_a_power_cycle_reset(make_mw):
     mw.start()
     a = mw.unit("a")
     assert wait_until(lambda: mw.snapshot()["a"].enabled, timeout=5.0)
-    sim = mw.simulator("bus")
+    sim = sim_of(mw).firmware("bus")
     sim.set_fault("a", "under-voltage")
     assert wait_until(lambda: mw.snapshot()["a"].fault, timeout=5.0)
     dev = device(mw, "a")

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of
 from rospy_control.exceptions import CommunicationError, HardwareError
 from rospy_control.middleware import ControlMode, Middleware, MotorState
 
@@ -71,13 +72,13 @@ def test_direction_and_zero_offset(make_mw):
     mw.set_command("m1", ControlMode.POSITION, 0.4)
     assert wait_until(lambda: abs(mw.snapshot()["m1"].position - 0.4) < 0.01, timeout=5.0)
     # motor frame: -1 * 0.4 + 0.5
-    assert wait_until(lambda: abs(mw.simulator("bus").by_name["m1"].p - 0.1) < 0.01, timeout=5.0)
+    assert wait_until(lambda: abs(sim_of(mw).firmware("bus").by_name["m1"].p - 0.1) < 0.01, timeout=5.0)
 
 
 def test_silent_motor_faults_within_timeout_and_gets_no_commands(make_mw):
     mw = make_mw(motor_xml(2, fault_timeout=0.03))
     mw.start()
-    sim = mw.simulator("bus")
+    sim = sim_of(mw).firmware("bus")
     sim.set_fault("m1", "silent")
     assert wait_until(lambda: mw.snapshot()["m1"].fault)
     s = mw.snapshot()["m1"]
@@ -114,7 +115,7 @@ def test_silent_motor_faults_within_timeout_and_gets_no_commands(make_mw):
 def test_firmware_reported_faults(make_mw, fault, value, reason):
     mw = make_mw(motor_xml(1))
     mw.start()
-    mw.simulator("bus").set_fault("m1", fault, value)
+    sim_of(mw).firmware("bus").set_fault("m1", fault, value)
     assert wait_until(lambda: mw.snapshot()["m1"].fault)
     assert mw.snapshot()["m1"].fault_reason == reason
 
@@ -122,7 +123,7 @@ def test_firmware_reported_faults(make_mw, fault, value, reason):
 def test_wrong_dlc_is_counted_and_leads_to_timeout_fault(make_mw):
     mw = make_mw(motor_xml(1, fault_timeout=0.03))
     mw.start()
-    mw.simulator("bus").set_fault("m1", "wrong_dlc")
+    sim_of(mw).firmware("bus").set_fault("m1", "wrong_dlc")
     assert wait_until(lambda: mw.snapshot()["m1"].fault)
     assert mw.statistics()["channels"]["bus"]["bad_frames"] > 0
     assert "no reply" in mw.snapshot()["m1"].fault_reason
@@ -132,7 +133,7 @@ def test_garbage_is_counted_and_ignored(make_mw):
     mw = make_mw(motor_xml(1))
     mw.start()
     mw.set_command("m1", ControlMode.POSITION, 0.5)
-    mw.simulator("bus").set_fault("m1", "garbage")
+    sim_of(mw).firmware("bus").set_fault("m1", "garbage")
     wait_cycles(mw, 30)
     st = mw.statistics()["channels"]["bus"]
     assert st["unknown_frames"] > 0 and st["bad_frames"] > 0
@@ -147,7 +148,7 @@ def test_late_replies_count_as_missed_but_do_not_fault(make_mw):
     # as the next cycle's answer, as on the real bus.)
     mw = make_mw(motor_xml(1, rate=200, fault_timeout=0.2))
     mw.start()
-    mw.simulator("bus").set_fault("m1", "late", 0.0045)
+    sim_of(mw).firmware("bus").set_fault("m1", "late", 0.0045)
     # (cycles in which a busy host held the simulator back are excused, not counted: wait for ten)
     assert wait_until(lambda: mw.statistics()["channels"]["bus"]["reply_timeouts"]["m1"] >= 10,
                       timeout=5.0)
@@ -157,7 +158,7 @@ def test_late_replies_count_as_missed_but_do_not_fault(make_mw):
 def test_replies_later_than_fault_timeout_fault(make_mw):
     mw = make_mw(motor_xml(1, rate=500, fault_timeout=0.02))
     mw.start()
-    mw.simulator("bus").set_fault("m1", "late", 0.1)
+    sim_of(mw).firmware("bus").set_fault("m1", "late", 0.1)
     assert wait_until(lambda: mw.snapshot()["m1"].fault)
     assert "no reply" in mw.snapshot()["m1"].fault_reason
 
@@ -166,7 +167,7 @@ def test_bus_errors_are_counted(make_mw, caplog):
     mw = make_mw(motor_xml(1))
     mw.start()
     with caplog.at_level(logging.WARNING):
-        mw.simulator("bus").set_fault(None, "bus_errors")
+        sim_of(mw).firmware("bus").set_fault(None, "bus_errors")
         assert wait_until(lambda: mw.statistics()["channels"]["bus"]["bus_errors"] > 5)
     assert "CAN error frame received" in caplog.text
     assert not mw.faults()
@@ -178,7 +179,7 @@ def test_passive_only_listens(make_mw):
     wait_cycles(mw, 10)
     st = mw.statistics()["channels"]["bus"]
     assert st["frames_sent"] == 0 and st["reply_timeouts"] == {"m1": 0, "m2": 0}
-    assert not mw.simulator("bus").by_name["m1"].enabled
+    assert not sim_of(mw).firmware("bus").by_name["m1"].enabled
     assert not mw.faults()
 
 
@@ -186,7 +187,7 @@ def shut_down_three_enabled_motors(make_mw):
     """Start three motors, shut down: every simulated motor left motor mode."""
     mw = make_mw(motor_xml(3))
     mw.start()
-    sim = mw.simulator("bus")
+    sim = sim_of(mw).firmware("bus")
     assert all(sim.by_name[f"m{i}"].enabled for i in (1, 2, 3))
     mw.shutdown()
     assert not any(sim.by_name[f"m{i}"].enabled for i in (1, 2, 3))
@@ -362,7 +363,7 @@ def test_force_torque_and_encoder_sensors(make_mw):
     assert wait_until(lambda: abs(mw.snapshot()["enc"].position + 0.8) < 0.02, timeout=5.0)
     ft = mw.snapshot()["ft"]
     assert ft.force == pytest.approx((0, 0, -20), abs=0.05) and ft.torque[0] == pytest.approx(0.5, abs=0.01)
-    mw.simulator("bus").set_fault("ft", "silent")
+    sim_of(mw).firmware("bus").set_fault("ft", "silent")
     assert wait_until(lambda: mw.snapshot()["ft"].fault)
     assert "no reply" in mw.snapshot()["ft"].fault_reason
 

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of
 from rospy_control.exceptions import HardwareError
 from rospy_control.middleware import ControlMode, FaultEvent
 from rospy_control.devices.mit import codec as mit
@@ -99,7 +100,7 @@ def kinds(mw, unit, since=0):
 def test_reset_of_a_still_silent_motor_fails_and_the_fault_never_flickers(make_mw):
     mw = make_mw(motor_xml(2, fault_timeout=0.03))
     mw.start()
-    mw.set_sim_fault("m1", "silent")
+    sim_of(mw).set_fault("m1", "silent")
     assert wait_until(lambda: mw.snapshot()["m1"].fault, timeout=5.0)
     fault_time = mw.snapshot()["m1"].fault_time
     assert abs(fault_time - time.time()) < 10.0
@@ -115,7 +116,7 @@ def test_reset_of_a_still_silent_motor_fails_and_the_fault_never_flickers(make_m
     assert kinds(mw, "m1") == ["fault", "reset_requested", "reset_failed"]
     assert mw.reset_faults(["m2"]) == {} and kinds(mw, "m2") == []        # not in FAULT: left alone
     # the motor is back: the next reset recovers it, it starts limp and runs again
-    mw.set_sim_fault("m1", "silent", on=False)
+    sim_of(mw).set_fault("m1", "silent", on=False)
     seq = mw.events()[-1].seq
     with FaultSampler(mw, "m1") as sampler:
         assert mw.reset_faults() == {}
@@ -148,7 +149,7 @@ def test_a_recovered_motor_holds_its_loaded_joint_until_it_is_commanded(make_mw)
     mw = make_mw(xml.replace('fault_timeout="0.05"', 'fault_timeout="0.05" command_timeout="0.5"'))
     mw.start()
     assert wait_until(lambda: mw.snapshot()["m1"].fault, timeout=5.0)
-    mw.set_sim_fault("m1", "silent", on=False)
+    sim_of(mw).set_fault("m1", "silent", on=False)
     seq = mw.events()[-1].seq
     assert mw.reset_faults() == {}
     found = mw.snapshot()["m1"].position
@@ -172,13 +173,13 @@ def test_a_recovered_motor_holds_its_loaded_joint_until_it_is_commanded(make_mw)
 def test_reset_of_a_motor_still_reporting_its_error_fails_then_recovers(make_mw, fault, value, reason):
     mw = make_mw(motor_xml(1))
     mw.start()
-    mw.set_sim_fault("m1", fault, value=value)
+    sim_of(mw).set_fault("m1", fault, value=value)
     assert wait_until(lambda: mw.snapshot()["m1"].fault, timeout=5.0)
     with FaultSampler(mw, "m1") as sampler:
         assert mw.reset_faults(["m1"]) == {"m1": reason}
     assert all(a and b for a, b in sampler.samples)
     assert mw.faults() == {"m1": reason}
-    mw.set_sim_fault("m1", fault, on=False)
+    sim_of(mw).set_fault("m1", fault, on=False)
     assert mw.reset_fault() is None           # the non-blocking request still works
     assert wait_until(lambda: not mw.snapshot()["m1"].fault, timeout=5.0)
     assert mw.snapshot()["m1"].enabled and mw.snapshot()["m1"].error_code == 0
@@ -189,10 +190,10 @@ def test_sensor_reset(make_mw):
              '<simulation fz="-20"/></unit>')
     mw = make_mw(motor_xml(1, fault_timeout=0.03, extra=extra))
     mw.start()
-    mw.set_sim_fault("ft", "silent")
+    sim_of(mw).set_fault("ft", "silent")
     assert wait_until(lambda: mw.snapshot()["ft"].fault, timeout=5.0)
     assert mw.reset_faults()["ft"].startswith("reset failed: no reply to poll for ")
-    mw.set_sim_fault("ft", "silent", on=False)
+    sim_of(mw).set_fault("ft", "silent", on=False)
     assert mw.reset_faults(["ft"]) == {}
     assert mw.snapshot()["ft"].force[2] == pytest.approx(-20.0, abs=0.1)
 
@@ -242,10 +243,10 @@ def test_watchdog_holds_the_last_position_without_a_jump_and_releases_on_a_new_c
     mw = make_mw(motor_xml(1, fault_timeout=0.1))
     mw.start()
     m = mw.motor("m1")
-    sim = mw.simulator("bus").by_name["m1"]
+    sim = sim_of(mw).firmware("bus").by_name["m1"]
     m.set_position(0.0)
     assert wait_until(lambda: sim.cmd[2] > 0, timeout=5.0)
-    mw.reset_simulator_command_stats()
+    sim_of(mw).reset_command_stats()
     ctl = Controller(lambda k: m.set_position(0.002 * k, 0.4)).start()   # 0.4 rad/s ramp, 200 Hz
     assert wait_until(lambda: ctl.k > 60, timeout=10.0)
     ctl.stop()
@@ -254,7 +255,7 @@ def test_watchdog_holds_the_last_position_without_a_jump_and_releases_on_a_new_c
     assert wait_until(lambda: abs(sim.cmd[1]) < 0.05, timeout=5.0)       # v_des zeroed by the hold
     p_des, v_des, kp, kd, _ = sim.cmd
     assert p_des == pytest.approx(last, abs=1e-3) and kp == pytest.approx(20.0, abs=0.2)
-    stats = mw.simulator_command_stats("m1")
+    stats = sim_of(mw).command_stats("m1")
     assert stats["max_step"] < 0.01                                        # no jump, neither at the hold
     assert stats["last_p_des"] == pytest.approx(last, abs=1e-3)
     assert mw.statistics()["watchdog"] == {"trips": {"m1": 1}, "active": ["m1"]}
@@ -264,7 +265,7 @@ def test_watchdog_holds_the_last_position_without_a_jump_and_releases_on_a_new_c
     assert kinds(mw, "m1") == ["watchdog_hold", "watchdog_released"]
     hold = [e for e in mw.events() if e.kind == "watchdog_hold"][0]
     assert "no new command for" in hold.message and "holding the commanded position" in hold.message
-    assert mw.simulator_command_stats("m1")["max_step"] < 0.01
+    assert sim_of(mw).command_stats("m1")["max_step"] < 0.01
 
 
 def test_watchdog_is_not_fooled_by_a_process_freeze(make_mw):
@@ -287,7 +288,7 @@ def test_watchdog_damping_mode(make_mw):
     mw.set_watchdog_mode("damping")
     with pytest.raises(ValueError, match="unknown watchdog_mode"):
         mw.set_watchdog_mode("limp")
-    sim = mw.simulator("bus").by_name["m1"]
+    sim = sim_of(mw).firmware("bus").by_name["m1"]
     ctl = Controller(lambda k: mw.set_command("m1", ControlMode.VELOCITY, 1.0)).start()
     assert wait_until(lambda: abs(mw.snapshot()["m1"].velocity - 1.0) < 0.3, timeout=10.0)
     ctl.stop()
@@ -314,16 +315,16 @@ def test_command_stats_record_steps_in_joint_units(make_mw):
     mw.start()
     m = mw.motor("m1")
     m.set_command(ControlMode.POSITION, 0.1)
-    assert wait_until(lambda: mw.simulator_command_stats("m1")["last_p_des"] is not None
-                      and abs(mw.simulator_command_stats("m1")["last_p_des"] - 0.1) < 1e-3, timeout=5.0)
-    mw.reset_simulator_command_stats()
-    assert mw.simulator_command_stats() == {"m1": {
+    assert wait_until(lambda: sim_of(mw).command_stats("m1")["last_p_des"] is not None
+                      and abs(sim_of(mw).command_stats("m1")["last_p_des"] - 0.1) < 1e-3, timeout=5.0)
+    sim_of(mw).reset_command_stats()
+    assert sim_of(mw).command_stats() == {"m1": {
         "count": 0, "last_p_des": None, "max_step": 0.0, "max_step_time": None, "max_step_from": None,
         "max_step_to": None, "firmware_timeouts": 0, "enabled": True}}
     before = time.time()
     m.set_command(ControlMode.POSITION, 0.6)
-    assert wait_until(lambda: mw.simulator_command_stats("m1")["max_step"] > 0.4, timeout=5.0)
-    st = mw.simulator_command_stats()["m1"]
+    assert wait_until(lambda: sim_of(mw).command_stats("m1")["max_step"] > 0.4, timeout=5.0)
+    st = sim_of(mw).command_stats()["m1"]
     assert st["max_step"] == pytest.approx(0.5, abs=1e-3)
     assert st["max_step_from"] == pytest.approx(0.1, abs=1e-3)
     assert st["max_step_to"] == pytest.approx(0.6, abs=1e-3)
@@ -332,10 +333,10 @@ def test_command_stats_record_steps_in_joint_units(make_mw):
     # velocity frames (kp = 0) break the chain: going back to position is no "step"
     m.set_command(ControlMode.VELOCITY, 0.0)
     wait_cycles(mw, 5)
-    mw.reset_simulator_command_stats()
+    sim_of(mw).reset_command_stats()
     m.set_command(ControlMode.POSITION, -0.4)
     wait_cycles(mw, 5)
-    assert mw.simulator_command_stats("m1")["max_step"] == 0.0
+    assert sim_of(mw).command_stats("m1")["max_step"] == 0.0
 
 
 def test_set_sim_fault_errors(make_mw):
@@ -344,25 +345,25 @@ def test_set_sim_fault_errors(make_mw):
                        '<unit name="x" type="rospy_control/Motor" channel="hw" can_id="1"/></hardware>')
     mw = make_mw(xml)
     with pytest.raises(HardwareError, match="Could not find unit 'nope'"):
-        mw.set_sim_fault("nope", "silent")
+        sim_of(mw).set_fault("nope", "silent")
     with pytest.raises(ValueError, match="unknown simulated fault 'smoke'"):
-        mw.set_sim_fault("m1", "smoke")
+        sim_of(mw).set_fault("m1", "smoke")
     with pytest.raises(HardwareError, match="channel 'hw' is not simulated"):
-        mw.set_sim_fault("x", "silent")
+        sim_of(mw).set_fault("x", "silent")
     with pytest.raises(HardwareError, match="channel 'hw' is not simulated"):
-        mw.simulator_command_stats("x")
+        sim_of(mw).command_stats("x")
     with pytest.raises(ValueError, match="has no unit 'zz'; simulated units: m1"):
-        mw.simulator("bus").set_fault("zz", "silent")
-    mw.set_sim_fault("m1", "late", value=0.01)
-    assert mw.simulator("bus").fault_of("m1") == "late"
-    mw.set_sim_fault("m1", "silent", on=False)               # not the current switch: unchanged
-    assert mw.simulator("bus").fault_of("m1") == "late"
-    mw.set_sim_fault("m1", "late", on=False)
-    assert mw.simulator("bus").fault_of("m1") is None
-    mw.set_sim_fault("m1", "bus_errors")
-    assert mw.simulator("bus").bus_errors
-    mw.set_sim_fault("m1", "bus_errors", on=False)
-    assert not mw.simulator("bus").bus_errors
+        sim_of(mw).firmware("bus").set_fault("zz", "silent")
+    sim_of(mw).set_fault("m1", "late", value=0.01)
+    assert sim_of(mw).firmware("bus").fault_of("m1") == "late"
+    sim_of(mw).set_fault("m1", "silent", on=False)               # not the current switch: unchanged
+    assert sim_of(mw).firmware("bus").fault_of("m1") == "late"
+    sim_of(mw).set_fault("m1", "late", on=False)
+    assert sim_of(mw).firmware("bus").fault_of("m1") is None
+    sim_of(mw).set_fault("m1", "bus_errors")
+    assert sim_of(mw).firmware("bus").bus_errors
+    sim_of(mw).set_fault("m1", "bus_errors", on=False)
+    assert not sim_of(mw).firmware("bus").bus_errors
 
 
 def test_simulated_firmware_timeout_model(make_mw):
@@ -372,7 +373,7 @@ def test_simulated_firmware_timeout_model(make_mw):
         '<simulation inertia="0.01"/>',
         'can_id="2" firmware_timeout="0.2"><gains position_kp="20" position_kd="0.5" velocity_kd="0.5"/>'
         '<simulation inertia="0.01" firmware_timeout="0.1"/>'))
-    sim = mw.simulator("bus")
+    sim = sim_of(mw).firmware("bus")
     a, b = sim.by_name["m1"], sim.by_name["m2"]
     assert a.firmware_timeout == 0.2 and b.firmware_timeout == 0.1   # default: the motor's attribute
     dt = sim.dt
@@ -391,7 +392,7 @@ def test_simulated_firmware_timeout_model(make_mw):
 def test_motor_re_enters_motor_mode_after_a_freeze_longer_than_the_firmware_timeout(make_mw):
     mw = make_mw(motor_xml(1, rate=1000, fault_timeout=0.1, motor_attrs='firmware_timeout="0.1"'))
     mw.start()
-    sim = mw.simulator("bus").by_name["m1"]
+    sim = sim_of(mw).firmware("bus").by_name["m1"]
     ctl = Controller(lambda k: mw.set_command("m1", ControlMode.POSITION, 0.3)).start()
     try:
         assert wait_until(lambda: abs(mw.snapshot()["m1"].position - 0.3) < 0.02, timeout=10.0)
@@ -422,7 +423,7 @@ def test_a_starved_in_process_simulator_is_not_blamed_on_its_motors(make_mw):
             return 0.0
 
     ch.liveness = Stopped()   # the firmware thread stops running ...
-    mw.simulator("bus").set_fault("m1", "silent")   # ... so no replies come
+    sim_of(mw).firmware("bus").set_fault("m1", "silent")   # ... so no replies come
     end = time.monotonic() + 0.4
     while time.monotonic() < end:
         time.sleep(0.01)

@@ -9,6 +9,7 @@ import math
 
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware import ControlMode
 from rospy_control.devices.odrive import codec as od
@@ -34,7 +35,7 @@ def odrive_xml(firmware: str = "0.6", attrs: str = "", sim: str = "", rate: floa
 
 def device(mw, name: str = "a1"):
     """The simulated ODrive axis (the firmware of the in-process simulator)."""
-    return mw.simulator("bus").by_name[name].device
+    return sim_of(mw).firmware("bus").by_name[name].device
 
 
 def commanding(command, predicate):
@@ -141,7 +142,7 @@ def test_turns_and_radians_through_the_ratio(make_mw):
 def test_axis_error_is_named_and_reset_refused_while_it_lasts(make_mw, firmware):
     name, bit = DEVICE_ERROR[firmware]
     mw = started(make_mw, odrive_xml(firmware))
-    mw.set_sim_fault("a1", name)
+    sim_of(mw).set_fault("a1", name)
     assert wait_until(lambda: mw.snapshot()["a1"].fault, timeout=5.0)
     s = mw.snapshot()["a1"]
     assert s.fault_reason == f"ODrive axis reported {name} (axis error 0x{bit:08X})"
@@ -149,7 +150,7 @@ def test_axis_error_is_named_and_reset_refused_while_it_lasts(make_mw, firmware)
     result = mw.reset_faults()
     assert result == {"a1": f"reset failed: axis still reports {name} (axis error 0x{bit:08X})"}
     assert mw.snapshot()["a1"].fault
-    mw.set_sim_fault("a1", name, on=False)
+    sim_of(mw).set_fault("a1", name, on=False)
     assert mw.reset_faults() == {}
     s = mw.snapshot()["a1"]
     assert s.enabled and not s.fault and device(mw).axis_state == od.AXIS_STATE_CLOSED_LOOP_CONTROL
@@ -158,13 +159,13 @@ def test_axis_error_is_named_and_reset_refused_while_it_lasts(make_mw, firmware)
 
 def test_silent_axis_faults_and_recovers_after_reset(make_mw):
     mw = started(make_mw, odrive_xml("0.6"))
-    mw.set_sim_fault("a1", "silent")
+    sim_of(mw).set_fault("a1", "silent")
     assert wait_until(lambda: mw.snapshot()["a1"].fault, timeout=5.0)
     assert mw.snapshot()["a1"].fault_reason.startswith("no frame from ODrive node 1 (heartbeat, encoder "
                                                        "estimates) for ")
     result = mw.reset_faults()
     assert result["a1"].startswith("reset failed: no frame from ODrive node 1")
-    mw.set_sim_fault("a1", "silent", on=False)
+    sim_of(mw).set_fault("a1", "silent", on=False)
     assert mw.reset_faults() == {}
     assert mw.snapshot()["a1"].enabled
 

@@ -12,6 +12,7 @@ from typing import List
 import can
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of, simulated_middleware
 from rospy_control.exceptions import ConfigError
 from rospy_control.middleware import ControlMode
 from rospy_control.devices.robstride import codec as rs
@@ -58,7 +59,7 @@ def rig(make_mw):
     def factory(**kw):
         mw = make_mw(robstride_xml(f"rs-{uuid.uuid4().hex[:8]}", **kw), simulate=True)
         # the in-process simulator's private virtual channel (Middleware.start)
-        sniffer = Sniffer(f"rospy_control.sim.{mw.name}.bus.{id(mw):x}")
+        sniffer = Sniffer(mw.buses()["bus"].channel)
         made.append(sniffer)
         mw.start()
         unit = mw.unit("m")
@@ -168,7 +169,7 @@ def test_active_reports_are_consumed(rig):
 def test_the_motors_own_fault_is_named_and_reset_only_once_gone(rig):
     mw, m, _ = rig()
     m.set_position(0.2)
-    sim = mw.simulator("bus")
+    sim = sim_of(mw).firmware("bus")
     sim.set_fault("m", "undervoltage")
     assert wait_until(lambda: mw.snapshot()["m"].fault, timeout=5.0)
     reason = mw.snapshot()["m"].fault_reason
@@ -209,7 +210,7 @@ def test_every_fault_bit_has_the_manuals_name():
 
 def test_silence_faults_and_a_reset_recovers_once_it_answers(rig):
     mw, m, _ = rig()
-    sim = mw.simulator("bus")
+    sim = sim_of(mw).firmware("bus")
     sim.set_fault("m", "silent")
     assert wait_until(lambda: mw.snapshot()["m"].fault, timeout=5.0)
     assert "no reply" in mw.snapshot()["m"].fault_reason
@@ -241,10 +242,9 @@ def test_bad_attributes_are_clear_config_errors(make_mw, attrs, words):
 
 
 def test_model_is_required():
-    from rospy_control.middleware import Middleware
     xml = robstride_xml("unused").replace('model="cybergear"', "")
     with pytest.raises(ConfigError, match="required attribute 'model'"):
-        Middleware.from_xml(xml, simulate=True)
+        simulated_middleware(xml, simulate=True)
 
 
 def test_a_motor_that_left_run_mode_by_itself_is_enabled_again(rig):

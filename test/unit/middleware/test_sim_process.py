@@ -12,6 +12,7 @@ import uuid
 import can
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of
 from rospy_control.exceptions import HardwareError
 from rospy_control.adapter.tools.hw_check import main as hw_check
 from rospy_control.simulator.process import SimulatorHost, apply_sim_fault
@@ -81,31 +82,30 @@ def test_default_key_is_master_port_and_namespace():
 def test_driver_side_talks_to_the_host_over_udp_multicast(make_mw, hosts):
     key = _key()
     host = hosts(motor_xml(2), key)
-    mw = make_mw(motor_xml(2))
-    mw.use_simulator_process(key, wait=5.0)
+    mw = make_mw(motor_xml(2), process_key=key, wait=5.0)
     mw.start()
-    assert mw.simulator_process
-    assert mw.simulator_addresses() == host.addresses
+    assert sim_of(mw).process
+    assert sim_of(mw).addresses() == host.addresses
     assert mw.statistics()["simulator"] == "process"
     assert not mw.faults()
     snap = mw.snapshot()
     assert snap["m1"].received and snap["m2"].received
     # the fault switches and command statistics live in the simulator process
     with pytest.raises(HardwareError, match="its own process"):
-        mw.set_sim_fault("m1", "silent")
-    assert mw.simulator_command_stats() == {}
-    assert wait_until(lambda: host.middleware.simulator_command_stats()["m1"]["count"] > 0, 2.0)
-    ok, text = apply_sim_fault(host.middleware, "m1", "silent", True)
+        sim_of(mw).set_fault("m1", "silent")
+    assert sim_of(mw).command_stats() == {}
+    assert wait_until(lambda: host.robot.command_stats()["m1"]["count"] > 0, 2.0)
+    ok, text = apply_sim_fault(host.robot, "m1", "silent", True)
     assert ok and "switched on" in text
     assert wait_until(lambda: "m1" in mw.faults(), 2.0)
-    assert apply_sim_fault(host.middleware, "m1", "silent", False)[0]
+    assert apply_sim_fault(host.robot, "m1", "silent", False)[0]
     assert mw.reset_faults() == {}
-    ok, text = apply_sim_fault(host.middleware, "nope", "silent", True)
+    ok, text = apply_sim_fault(host.robot, "nope", "silent", True)
     assert not ok and "nope" in text
     # bus_errors may be named by the channel
-    assert apply_sim_fault(host.middleware, "bus", "bus_errors", True)[0]
+    assert apply_sim_fault(host.robot, "bus", "bus_errors", True)[0]
     assert wait_until(lambda: mw.statistics()["channels"]["bus"]["bus_errors"] > 3, 2.0)
-    assert apply_sim_fault(host.middleware, "bus", "bus_errors", False)[0]
+    assert apply_sim_fault(host.robot, "bus", "bus_errors", False)[0]
 
 
 @needs_udp
@@ -114,14 +114,12 @@ def test_two_robots_do_not_hear_each_other(make_mw, hosts):
     xml_silent = motor_xml(1, sim_attrs='fault="silent"')
     hosts(xml_silent, key_a)
     hosts(motor_xml(1), key_b)
-    b = make_mw(motor_xml(1))
-    b.use_simulator_process(key_b, wait=5.0)
+    b = make_mw(motor_xml(1), process_key=key_b, wait=5.0)
     b.start()
-    assert b.simulator_process and not b.faults()
-    a = make_mw(motor_xml(1))
-    a.use_simulator_process(key_a, wait=5.0)
+    assert sim_of(b).process and not b.faults()
+    a = make_mw(motor_xml(1), process_key=key_a, wait=5.0)
     a.start()
-    assert a.simulator_process
+    assert sim_of(a).process
     assert wait_until(lambda: "m1" in a.faults(), 2.0)   # its own simulator's motor is silent
     assert not b.faults()
 
@@ -140,10 +138,9 @@ def sim_proc(make_mw, tmp_path):
         line = proc.stdout.readline()
         why = proc.stderr.read() if proc.poll() is not None else ""
         assert line.startswith("ready bus=239.255."), (line, why)
-        mw = make_mw(str(cfg))
-        mw.use_simulator_process(key, wait=10.0)
+        mw = make_mw(str(cfg), process_key=key, wait=10.0)
         mw.start()
-        assert mw.simulator_process
+        assert sim_of(mw).process
         yield mw, proc
         mw.shutdown()
     finally:
@@ -190,18 +187,17 @@ def test_a_stopped_simulator_process_is_not_blamed_on_its_motors_but_a_dead_one_
 # -- fallback -------------------------------------------------------------------------------------
 @needs_udp
 def test_no_simulator_answering_falls_back_in_process_with_one_warning(make_mw, caplog):
-    mw = make_mw(motor_xml(2))
-    mw.use_simulator_process(_key(), wait=0.3)
     with caplog.at_level(logging.WARNING):
+        mw = make_mw(motor_xml(2), process_key=_key(), wait=0.3)
         mw.start()
-    assert not mw.simulator_process and mw.statistics()["simulator"] == "in-process"
+    assert not sim_of(mw).process and mw.statistics()["simulator"] == "in-process"
     assert not mw.faults()
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING
                 and "simulator" in r.getMessage()]
     assert len(warnings) == 1, warnings
     assert "falling back to the in-process simulator" in warnings[0]
     assert "no simulator answered within 0.3 s" in warnings[0]
-    mw.set_sim_fault("m1", "silent")   # the fault switches are here again
+    sim_of(mw).set_fault("m1", "silent")   # the fault switches are here again
     assert wait_until(lambda: "m1" in mw.faults(), 2.0)
 
 
@@ -212,21 +208,20 @@ def test_unavailable_bus_falls_back_in_process(make_mw, caplog, monkeypatch):
         raise can.CanInitializationError("could not connect to a multicast IP network")
 
     monkeypatch.setattr(mwmod, "wait_for_simulator", unavailable)
-    mw = make_mw(motor_xml(1))
-    mw.use_simulator_process("k", wait=5.0)
     with caplog.at_level(logging.WARNING):
+        mw = make_mw(motor_xml(1), process_key="k", wait=5.0)
         mw.start()
-    assert not mw.simulator_process and not mw.faults()
+    assert not sim_of(mw).process and not mw.faults()
     text = " ".join(r.getMessage() for r in caplog.records)
     assert "cannot open the bus: CanInitializationError: could not connect" in text
     assert "falling back to the in-process simulator" in text
 
 
-def test_use_simulator_process_after_start_is_refused(make_mw):
+def test_bus_overrides_after_start_are_refused(make_mw):
     mw = make_mw(motor_xml(1))
     mw.start()
     with pytest.raises(HardwareError):
-        mw.use_simulator_process("k")
+        mw.set_buses({})
 
 
 @needs_udp

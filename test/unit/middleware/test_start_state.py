@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from rospy_control.middleware import Middleware
+from rospy_control.testing.sim_rig import simulated_middleware
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..", "..")
 PROTOCOLS = ["", "_damiao", "_cubemars", "_odrive", "_robstride", "_cia402"]
@@ -35,7 +35,7 @@ def test_the_first_snapshot_after_start_holds_the_devices_positions(suffix):
         xml = f.read()
     want = initial_positions(xml)
     assert any(abs(v) > 1.0 for v in want.values()), f"{path}: the example arm starts away from 0"
-    mw = Middleware.from_xml(path, simulate=True)   # no URDF: no gravity, the arm stays where it starts
+    mw = simulated_middleware(path, simulate=True)   # no URDF: no gravity, the arm stays where it starts
     try:
         mw.start()
         first = mw.snapshot().states

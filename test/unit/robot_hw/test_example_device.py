@@ -9,11 +9,12 @@ import re
 
 import pytest
 
+from rospy_control.testing.sim_rig import simulated_middleware
 from rospy_control.exceptions import ConfigError
 from rospy_control.hardware_interface import (
     PositionJointInterface, SwitchState, VelocityJointInterface,
 )
-from rospy_control.middleware import ActuatorUnit, ControlMode, Middleware
+from rospy_control.middleware import ActuatorUnit, ControlMode
 from rospy_control.devices.example import codec as example
 from rospy_control.simulator.example import ExampleDeviceModel, ExampleMotorPeer
 from rospy_control.devices import CanUnit, ExampleMotor, RequestReplyActuator
@@ -97,12 +98,12 @@ def test_a_unit_written_against_the_former_private_hooks_is_refused():
 
 
 def test_built_from_xml_by_type_name_and_its_gain_ranges_are_checked():
-    mw = Middleware.from_xml(hardware_xml("unused"))
+    mw = simulated_middleware(hardware_xml("unused"))
     assert [type(m).__name__ for m in mw.motors()] == ["ExampleMotor", "ExampleMotor"]
     assert mw.motor("m2").direction == -1
     with pytest.raises(ConfigError, match=r"unit 'm1': position_kd=6.0 is outside what the example protocol "
                                           r"can encode \(0.0 \.\. 5\.1\)"):
-        Middleware.from_xml(hardware_xml("unused", gains='position_kd="6"'))
+        simulated_middleware(hardware_xml("unused", gains='position_kd="6"'))
 
 
 def test_the_step_cap_acts_on_decoded_positions():
@@ -198,7 +199,7 @@ def test_the_walkthrough_shows_the_shipped_device_and_its_xml_loads():
     assert shown.strip() and shown in source
     assert shown.startswith("class ExampleMotor(RequestReplyActuator):")
     xml = re.search(r"```xml\n(.*?)```", text, re.S).group(1)
-    mw = Middleware.from_xml(xml)
+    mw = simulated_middleware(xml)
     assert isinstance(mw.motor("m1"), ExampleMotor) and mw.motor("m1").joint == "j1"
 
 

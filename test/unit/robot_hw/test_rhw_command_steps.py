@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of
 from rospy_control.middleware import ControlMode
 
 from robot_hw_testutil import ARM_HW, ARM_URDF, ROOT, load_yaml, wait_until
@@ -50,11 +51,11 @@ def test_a_jump_in_the_commands_reaches_the_motor_as_a_ramp(arm):
     start = mw.snapshot()["shoulder_pan_motor"].position
     motor.set_command(ControlMode.POSITION, start)
     assert wait_until(lambda: mw.snapshot()["shoulder_pan_motor"].mode == ControlMode.POSITION)
-    mw.reset_simulator_command_stats()
+    sim_of(mw).reset_command_stats()
     target = start + 0.4
     motor.set_command(ControlMode.POSITION, target)
     assert wait_until(lambda: abs(mw.snapshot()["shoulder_pan_motor"].position - target) < 0.02, 5.0)
-    stats = mw.simulator_command_stats("shoulder_pan_motor")
+    stats = sim_of(mw).command_stats("shoulder_pan_motor")
     assert 0.0 < stats["max_step"] <= caps["shoulder_pan_motor"] + 1e-9
     assert motor.limited_frames >= int(0.4 / caps["shoulder_pan_motor"]) - 1
 

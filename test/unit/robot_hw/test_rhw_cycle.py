@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of
 from rospy_control.hardware_interface import (
     EffortActuatorInterface,
     EffortJointInterface,
@@ -56,7 +57,7 @@ def test_position_commands_move_the_simulated_joints_through_the_transmissions(m
         return all(abs(position(hw, j) - t) < 0.02 for j, t in zip(joints, target))
 
     assert spin(hw, 2.0, command, until=reached)
-    sim = hw.middleware.simulator("can0")
+    sim = sim_of(hw).firmware("can0")
     # differential: a1 = j1 + j2, a2 = j1 - j2; belt: a = 2 (j - 0.1)
     assert sim.by_name["wrist_a_motor"].joint_position() == pytest.approx(0.1, abs=0.03)
     assert sim.by_name["wrist_b_motor"].joint_position() == pytest.approx(0.5, abs=0.03)

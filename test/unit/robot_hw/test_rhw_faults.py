@@ -6,6 +6,7 @@ import logging
 
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of
 from rospy_control.hardware_interface import PositionJointInterface
 from rospy_control.middleware import ControlMode
 
@@ -36,7 +37,7 @@ def test_faulted_motor_is_reported_and_gets_no_commands_then_recovers(arm, caplo
     switch(arm, [info("pos", PositionJointInterface, "elbow_joint")])
     handle = arm.get(PositionJointInterface).get_handle("elbow_joint")
     spin(arm, 0.05, lambda: handle.set_command(0.7))
-    sim = mw.simulator_of("elbow_motor")
+    sim = sim_of(mw).firmware_of("elbow_motor")
     calls = spy(mw.motor("elbow_motor"), "set_command")
     pos_calls = spy(mw.motor("elbow_motor"), "set_position")  # position + gravity feed-forward
     with caplog.at_level(logging.ERROR):
@@ -73,7 +74,7 @@ def test_healthy_motor_of_a_faulted_differential_holds(arm):
     b_position = mw.snapshot()["wrist_b_motor"].position
     calls = spy(mw.motor("wrist_b_motor"), "set_command")
     a_calls = spy(mw.motor("wrist_a_motor"), "set_command")
-    mw.simulator_of("wrist_a_motor").set_fault("wrist_a_motor", "error_flag", 3)
+    sim_of(mw).firmware_of("wrist_a_motor").set_fault("wrist_a_motor", "error_flag", 3)
     assert spin(arm, 1.0, until=lambda: "wrist_3_joint" in arm.faulted_joints())
     assert set(arm.faulted_joints()) == {"wrist_2_joint", "wrist_3_joint"}
     assert "error code 0x03" in arm.faulted_joints()["wrist_2_joint"]
@@ -154,7 +155,7 @@ def test_a_motor_silent_from_power_on_restarts_its_joint_once_when_its_fault_is_
     handle = hw.get(PositionJointInterface).get_handle("j2")
     assert "no reply" in handle.get_fault()
     assert hw.consume_reset_request() is False
-    mw.simulator_of("m2").clear_fault("m2")
+    sim_of(mw).firmware_of("m2").clear_fault("m2")
     ticket = mw.motor("m2").reset_fault()
     requests = []
     with caplog.at_level(logging.INFO):

@@ -5,6 +5,7 @@ import logging
 
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of
 from rospy_control.hardware_interface import (
     EffortJointInterface,
     JointStateInterface,
@@ -66,7 +67,7 @@ def test_prepare_rejects_two_modes_in_one_differential(arm, caplog):
 def test_a_faulted_motor_does_not_veto_a_controller_start(arm, caplog):
     # A dead motor at start-up must not keep the controllers of the healthy joints from starting:
     # the switch is accepted (with a warning), the faulted joint gets nothing until a reset.
-    arm.middleware.simulator_of("wrist_1_motor").set_fault("wrist_1_motor", "silent")
+    sim_of(arm).firmware_of("wrist_1_motor").set_fault("wrist_1_motor", "silent")
     assert wait_until(lambda: arm.middleware.snapshot()["wrist_1_motor"].fault)
     ctrl = info("p", PositionJointInterface, "wrist_1_joint", "elbow_joint")
     with caplog.at_level(logging.WARNING):
@@ -150,7 +151,7 @@ def test_per_controller_switch_result_for_start_asap(arm):
 def test_a_motor_faulting_during_the_switch_takes_the_mode_after_its_reset(arm):
     spin(arm, 0.05)
     mw = arm.middleware
-    sim = mw.simulator_of("wrist_1_motor")
+    sim = sim_of(mw).firmware_of("wrist_1_motor")
     sim.set_fault("wrist_1_motor", "silent")
     ctrl = info("vel", VelocityJointInterface, "wrist_1_joint", "elbow_joint")
     results = switch(arm, [ctrl])

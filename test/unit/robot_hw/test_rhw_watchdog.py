@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from rospy_control.testing.sim_rig import sim_of
 from rospy_control.control_loop.loop import ControlLoop
 from rospy_control.hardware_interface import PositionJointInterface
 
@@ -53,7 +54,7 @@ def test_a_blocked_update_is_held_by_the_watchdog_then_control_resumes(arm):
     loop.start()
     try:
         assert wait_until(lambda: len(controller.commands) > 40)
-        mw.reset_simulator_command_stats()
+        sim_of(mw).reset_command_stats()
         seen = mw.events()
         last_seq = seen[-1].seq if seen else 0
         controller.block.set()
@@ -78,7 +79,7 @@ def test_a_blocked_update_is_held_by_the_watchdog_then_control_resumes(arm):
     assert kinds[:2] == ["watchdog_hold", "watchdog_released"]
     assert not mw.faults()
     # no jump on the wire: hold frame = last command, the next commands continue from it
-    stats = mw.simulator_command_stats("elbow_motor")
+    stats = sim_of(mw).command_stats("elbow_motor")
     velocity_limit, reduction = 3.0, 2.0  # urdf/arm.urdf elbow_joint, motor = 2 x joint
     assert stats["max_step"] <= reduction * velocity_limit * 2.0 / RATE + 1e-3
     assert loop.stats().stalls >= 1

@@ -33,6 +33,7 @@ from typing import Dict, List, Optional, TextIO
 
 from rospy_control.exceptions import CommunicationError, ConfigError, HardwareError
 from rospy_control.middleware.middleware import Middleware
+from rospy_control.simulator import SimulatedRobot
 from rospy_control.devices import (
     ActuatorUnit, CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, ImuSensor, Motor,
 )
@@ -62,11 +63,12 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def describe(mw: Middleware, out: TextIO) -> None:
-    """Print channels, units and the bus-load estimate."""
+def describe(mw: Middleware, out: TextIO, simulator: Optional[SimulatedRobot] = None) -> None:
+    """Print channels, units and the bus-load estimate (channels of ``simulator`` said simulated)."""
     out.write(f"hardware '{mw.name}' from {mw.source}\n\nchannels:\n")
     for name, ch in mw.channels.items():
-        sim = "simulated" if mw.is_simulated(name) else f"{ch.interface}/{ch.channel}"
+        simulated = simulator is not None and simulator.is_simulated(name)
+        sim = "simulated" if simulated else f"{ch.interface}/{ch.channel}"
         load = ch.bus_load()
         warn = "  <-- exceeds max_bus_load %.0f %%, fits up to %.0f Hz" % (
             100 * ch.max_bus_load, ch.max_rate(ch.max_bus_load)) if load > ch.max_bus_load else ""
@@ -208,10 +210,9 @@ class SimProcess:
                 f.close()
 
 
-def _start_sim_process(mw: Middleware, config: str, simulate: Optional[bool],
+def _start_sim_process(config: str, simulate: Optional[bool],
                        urdf: Optional[str] = None) -> Optional[SimProcess]:
-    """Start the simulator process and point ``mw`` at it; None (in-process fallback, said on stderr)
-    if it does not come up."""
+    """Start the simulator process; None (in-process fallback, said on stderr) if it does not come up."""
     sim: Optional[SimProcess] = None
     try:
         sim = SimProcess(config, simulate, urdf)
@@ -224,12 +225,11 @@ def _start_sim_process(mw: Middleware, config: str, simulate: Optional[bool],
         if sim is not None:
             sim.stop()
         return None
-    mw.use_simulator_process(sim.key, wait=5.0)
     return sim
 
 
-def _simulator_line(mw: Middleware) -> str:
-    addresses = mw.simulator_addresses()
+def _simulator_line(simulator: SimulatedRobot) -> str:
+    addresses = simulator.addresses()
     if addresses:
         return "simulator: own process, " + "; ".join(f"{n}: {a}" for n, a in addresses.items()) + "\n"
     return "simulator: in this process (virtual bus)\n"
@@ -240,28 +240,33 @@ def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
     args = _parser().parse_args(argv)
     simulate = True if args.sim else (False if args.hardware else None)
     try:
-        mw = Middleware.from_xml(args.config, simulate=simulate)
+        urdf = None
         if args.urdf:  # the in-process simulator (also the fallback) feels the URDF's weights
-            from rospy_control.simulator.gravity import attach_to_middleware
             with open(args.urdf, encoding="utf-8") as f:
-                attach_to_middleware(mw, f.read(), args.config, source=args.urdf)
+                urdf = f.read()
+        # the simulated robot (if any channel is simulated) is a peer on the middleware's buses
+        robot = SimulatedRobot(args.config, simulate=simulate, urdf=urdf, urdf_source=args.urdf or "")
+        mw = Middleware(robot.info)
     except OSError as err:
         sys.stderr.write(f"hw_check: cannot read the URDF: {err}\n")
         return 1
     except ConfigError as err:
         sys.stderr.write(f"hw_check: configuration error: {err}\n")
         return 1
-    describe(mw, out)
+    simulator = robot if robot.simulators() else None
+    describe(mw, out, simulator)
     live = out.isatty()
     status = 0
     sim: Optional[SimProcess] = None
     try:
-        if mw.simulators() and not args.sim_in_process:
-            sim = _start_sim_process(mw, args.config, simulate, args.urdf)
+        if simulator is not None:
+            if not args.sim_in_process:
+                sim = _start_sim_process(args.config, simulate, args.urdf)
+            mw.set_buses(simulator.buses(sim.key if sim is not None else None, wait=5.0))
         mw.set_watchdog_mode("none")
         mw.start(enable_motors=not args.passive)
-        if mw.simulators():
-            out.write(_simulator_line(mw))
+        if simulator is not None:
+            out.write(_simulator_line(simulator))
         if args.hold and not args.passive:
             snap = mw.snapshot()
             for m in mw.motors():
