@@ -1,6 +1,19 @@
 """Simulated firmware: answers on a python-can bus exactly like the real devices.
 
-The simulator owns its own bus and one thread: a :class:`can.interfaces.virtual.VirtualBus` on the
+The simulator is a peer on the driver's buses and nothing else.  A composition root (driver node,
+sim node, ``hw_check --sim``, benchmarks, tests) builds a :class:`SimulatedRobot` from the hardware
+description and hands ``SimulatedRobot.buses()`` -- one :class:`~rospy_control.bus.spec.BusSpec` per
+simulated channel, with the firmware's liveness policy -- to the driver's
+:class:`~rospy_control.middleware.Middleware`, which opens them like any other bus::
+
+    sim = SimulatedRobot("config/arm_hardware.xml", simulate=True, urdf=urdf_text)
+    mw = Middleware(sim.info, buses=sim.buses())          # or sim.buses(process_key) (:mod:`.process`)
+    mw.start(); sim.set_fault("elbow_motor", "silent"); sim.command_stats(); mw.shutdown()
+
+The simulated devices are built from the configuration into units of the simulator's own, never the
+driver's (:mod:`.robot`); the fault switches and the command record below are its API.
+
+Each simulated channel owns its own bus and one thread: a :class:`can.interfaces.virtual.VirtualBus` on the
 channel's (private) virtual channel when it runs in the driver's process, or the channel's
 ``udp_multicast`` group when it runs in a process of its own (:mod:`.bus`,
 :mod:`rospy_control.simulator.process`).  For every frame it receives it behaves like the
@@ -45,7 +58,9 @@ received in motor mode (not enter / exit / zero) is counted, with the last ``p_d
 in joint units (direction and zero offset applied), when it happened and between which values.  A
 frame with ``kp = 0`` and entering or leaving motor mode break the chain.
 
-Modules: :mod:`.base` (settings, fault switches, what every model shares), :mod:`.motor`,
+Modules: :mod:`.robot` (:class:`SimulatedRobot`: the composition's side), :mod:`.liveness` (the
+liveness policy the channels are given), :mod:`.base` (settings, fault switches, what every model
+shares), :mod:`.motor`,
 :mod:`.sensors` (the device models), :mod:`.firmware` (:class:`SimulatedFirmware`: the models of one
 channel on one bus, and its thread), :mod:`.bus` (the cross-process bus: addresses, readiness probe).
 """

@@ -18,11 +18,13 @@ in which the unit reads its effort (``effort = direction * torque``): so the loa
 is exactly the effort the RobotHW must command to hold it.  The constant ``load_torque`` of a unit's
 ``<simulation>`` adds to it (for loads outside the URDF model).
 
-Where the URDF comes from: :func:`attach_simulated_gravity` is called by
-``MiddlewareRobotHW.configure`` (the in-process simulator of the driver, benchmarks and tests), by
-:class:`~rospy_control.simulator.process.SimulatorHost` (``--urdf``; the ``sim`` node passes
-``/robot_description``) and by ``hw_check --urdf``.  Without a URDF the simulator applies only the
-constant loads.
+Where the URDF comes from: :meth:`SimulatedRobot.attach_gravity
+<rospy_control.simulator.robot.SimulatedRobot.attach_gravity>` (or its ``urdf`` argument) calls
+:func:`attach_to_middleware`, given the URDF by the composition root: the driver node
+(``robot_description``; the in-process fallback), :class:`~rospy_control.simulator.process.SimulatorHost`
+(``--urdf``; the ``sim`` node passes ``/robot_description``), ``hw_check --urdf``, and
+``rospy_control.composition`` for ``MiddlewareRobotHW.from_config(..., simulate=...)``.  Without a
+URDF the simulator applies only the constant loads.
 """
 from __future__ import annotations
 
@@ -132,8 +134,9 @@ def attach_simulated_gravity(simulators: Iterable[Any], urdf: str, options: Grav
 
 def attach_to_middleware(middleware, urdf: Optional[str], hardware_xml: Optional[str] = None,
                          source: str = "robot_description") -> Optional[SimulatedGravity]:
-    """:func:`attach_simulated_gravity` for every simulated channel of ``middleware``, with the root
-    ``<simulation>`` options of the description the middleware parsed, or of ``hardware_xml`` when that
+    """:func:`attach_simulated_gravity` for every simulated channel of ``middleware`` (a
+    :class:`~rospy_control.simulator.robot.SimulatedRobot`: ``simulators()`` and ``info``), with the
+    root ``<simulation>`` options of the description it parsed, or of ``hardware_xml`` when that
     names another one (:func:`~.options.configuration_root`).  Nothing to do (None) without a URDF or
     without simulated channels."""
     sims = middleware.simulators()

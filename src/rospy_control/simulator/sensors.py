@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import math
 import random
-from typing import TYPE_CHECKING, List, Tuple
+from typing import Any, List, Optional, Protocol, Tuple
 
 from rospy_control.hardware_config.document import non_negative, positive, to_bool, to_float, to_str
 from rospy_control.devices.sensors import codec as sensors
 from rospy_control.simulator.base import SimUnit
 from rospy_control.devices import ContactSensor, Encoder, ForceTorqueSensor, ImuSensor
 
-if TYPE_CHECKING:
-    from rospy_control.simulator.firmware import SimulatedFirmware
 
 __all__ = ["SENSOR_MODELS", "SimSensor", "GRAVITY"]
 
 GRAVITY = 9.80665
+
+
+class MotorLookup(Protocol):
+    """What a sensor model asks of the firmware it runs in (:class:`~.firmware.SimulatedFirmware`):
+    the simulated motor it follows, by name (this module does not import the firmware)."""
+
+    def motor_model(self, name: str, referrer: Optional[Any] = None) -> Any:
+        ...  # pragma: no cover
 
 
 class SimSensor(SimUnit):
@@ -26,7 +32,7 @@ class SimSensor(SimUnit):
         super().__init__(unit, el)
         self.reply_id = unit.reply_id
 
-    def answer(self, sim: "SimulatedFirmware") -> List[Tuple[int, bytes]]:
+    def answer(self, sim: MotorLookup) -> List[Tuple[int, bytes]]:
         raise NotImplementedError
 
 
