@@ -6,6 +6,9 @@ attributes): ``handle(msg, now, dt)`` takes a received ``can.Message`` and retur
 drive sends; :meth:`tick` returns what it sends unasked (boot-up, heartbeat, EMCY, event-driven
 TPDOs) and is called at least every heartbeat period.
 
+This module holds the drive's 402 state machine, its physics and the simulator's peer; the object
+dictionary is :mod:`.cia402_od`, the SDO server and the PDOs :mod:`.cia402_comm`.
+
 What it does, after CiA 301 and CiA 402-2 (the codec is :mod:`..protocols.cia402`):
 
 * **boot**: the first :meth:`tick` (or frame) powers it on: boot-up message ``0x700+node: 00``, then
@@ -17,7 +20,7 @@ What it does, after CiA 301 and CiA 402-2 (the codec is :mod:`..protocols.cia402
   STOPPED answers NMT only (no SDO, PDO, EMCY; heartbeat goes on); PRE-OPERATIONAL answers SDO and
   sends EMCY but no PDO.
 * **SDO** server (expedited and segmented, upload and download) over the object dictionary of
-  :meth:`_build_od` (device type, identity, heartbeat producer, four RPDO/TPDO communication and
+  :meth:`~.cia402_od.Cia402ObjectDictionary._build_od` (device type, identity, heartbeat producer, four RPDO/TPDO communication and
   mapping records, 0x603F-0x6502); aborts with the CiA 301 codes for an unknown object or
   sub-index, a write to a read-only object, a wrong length, a bad value, a toggle error, a mapping
   that is not mappable or too long, and a mapping entry written while the mapping is active.
@@ -47,35 +50,20 @@ What it does, after CiA 301 and CiA 402-2 (the codec is :mod:`..protocols.cia402
 """
 from __future__ import annotations
 
-import struct
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple
 
 import can
 
 from rospy_control.devices.cia402 import codec as co
 from rospy_control.devices.cia402.codec import State
+from rospy_control.simulator.cia402_comm import Cia402Communication
+from rospy_control.simulator.cia402_od import DEFAULT_RPDOS, DEFAULT_TPDOS, Key, OdEntry
 from rospy_control.simulator.device import Impedance
 from rospy_control.simulator.joint import JointModel
 
 __all__ = ["SimulatedCia402Drive", "DEFAULT_RPDOS", "DEFAULT_TPDOS", "Cia402Peer", "peer_for_unit",
            "DEVICE_FAULTS"]
 
-Value = Union[int, bytes]
-Key = Tuple[int, int]
-
-#: default PDO layout: (mapping, transmission type) for PDO 1..3 (4 is disabled)
-DEFAULT_RPDOS: Tuple[Tuple[Tuple[Tuple[int, int, int], ...], int], ...] = (
-    (((0x6040, 0, 16), (0x6060, 0, 8)), 255),
-    (((0x607A, 0, 32), (0x60FF, 0, 32)), 1),
-    (((0x6071, 0, 16), (0x60B2, 0, 16)), 1),
-)
-DEFAULT_TPDOS: Tuple[Tuple[Tuple[Tuple[int, int, int], ...], int], ...] = (
-    (((0x6041, 0, 16), (0x6061, 0, 8)), 255),
-    (((0x6064, 0, 32), (0x606C, 0, 32)), 1),
-    (((0x6077, 0, 16), (0x603F, 0, 16)), 1),
-)
-
-_SIZE = {"UNSIGNED8": 1, "UNSIGNED16": 2, "UNSIGNED32": 4, "INTEGER8": 1, "INTEGER16": 2, "INTEGER32": 4}
 
 #: statusword bits 0-6 per state (bit 4 voltage enabled where the power stage is on)
 _STATUS_BITS = {
@@ -86,14 +74,7 @@ _STATUS_BITS = {
 _POWERED = (State.READY_TO_SWITCH_ON, State.SWITCHED_ON, State.OPERATION_ENABLED, State.QUICK_STOP_ACTIVE)
 
 
-class _Entry:
-    __slots__ = ("dtype", "access", "pdo", "default", "value")
-
-    def __init__(self, dtype: str, access: str, value: Value, pdo: bool = False) -> None:
-        self.dtype, self.access, self.pdo, self.default, self.value = dtype, access, pdo, value, value
-
-
-class SimulatedCia402Drive:
+class SimulatedCia402Drive(Cia402Communication):
     """One CiA 402 drive on node ``node_id`` with its joint model.
 
     :param counts_per_rev: encoder increments per motor revolution.
@@ -141,7 +122,7 @@ class SimulatedCia402Drive:
         self._ready_at: Optional[float] = None
         self.nmt_state = co.NMT_BOOTUP
         self.state = State.NOT_READY_TO_SWITCH_ON
-        self.od: Dict[Key, _Entry] = {}
+        self.od: Dict[Key, OdEntry] = {}
         self._build_od()
         self._tpdo_cache: Optional[List[Tuple[int, int, int, int, List[Tuple[Key, int]]]]] = None
         self._outbox: List[can.Message] = []
@@ -159,79 +140,6 @@ class SimulatedCia402Drive:
         self.syncs = 0
         self.emcys_sent = 0
         self.bootups = 0
-
-    # -- object dictionary ----------------------------------------------------------------------------------
-    def _add(self, index: int, sub: int, dtype: str, access: str, value: Value, pdo: bool = False) -> None:
-        self.od[(index, sub)] = _Entry(dtype, access, value, pdo)
-
-    def _build_od(self) -> None:
-        a = self._add
-        a(0x1000, 0, "UNSIGNED32", "ro", 0x00020192)   # CiA 402, servo drive
-        a(0x1001, 0, "UNSIGNED8", "ro", 0, True)
-        a(0x1008, 0, "VISIBLE_STRING", "const", self.device_name.encode())
-        a(0x1017, 0, "UNSIGNED16", "rw", self._heartbeat_default)
-        a(0x1018, 0, "UNSIGNED8", "ro", 4)
-        for sub, v in ((1, 0x00000ABC), (2, 0x00000402), (3, 0x00010000), (4, 0x00000001)):
-            a(0x1018, sub, "UNSIGNED32", "ro", v)
-        for i in range(4):
-            rmap, rtype = DEFAULT_RPDOS[i] if i < len(DEFAULT_RPDOS) else ((), 255)
-            tmap, ttype = DEFAULT_TPDOS[i] if i < len(DEFAULT_TPDOS) else ((), 255)
-            off = co.PDO_INVALID if i >= len(DEFAULT_RPDOS) else 0
-            a(0x1400 + i, 0, "UNSIGNED8", "ro", 2)
-            a(0x1400 + i, 1, "UNSIGNED32", "rw", co.rpdo_cob_id(i + 1, self.node_id) | off)
-            a(0x1400 + i, 2, "UNSIGNED8", "rw", rtype)
-            a(0x1600 + i, 0, "UNSIGNED8", "rw", len(rmap))
-            for s in range(1, 9):
-                a(0x1600 + i, s, "UNSIGNED32", "rw", co.pdo_map_entry(*rmap[s - 1]) if s <= len(rmap) else 0)
-            off = co.PDO_INVALID if i >= len(DEFAULT_TPDOS) else 0
-            a(0x1800 + i, 0, "UNSIGNED8", "ro", 5)
-            a(0x1800 + i, 1, "UNSIGNED32", "rw", co.tpdo_cob_id(i + 1, self.node_id) | off)
-            a(0x1800 + i, 2, "UNSIGNED8", "rw", ttype)
-            a(0x1800 + i, 3, "UNSIGNED16", "rw", 0)
-            # TPDO1 (statusword) also every 100 ms: canopen's BaseNode402 takes a TPDO it saw twice
-            # for periodic and then waits for the next one
-            a(0x1800 + i, 5, "UNSIGNED16", "rw", 100 if i == 0 else 0)
-            a(0x1A00 + i, 0, "UNSIGNED8", "rw", len(tmap))
-            for s in range(1, 9):
-                a(0x1A00 + i, s, "UNSIGNED32", "rw", co.pdo_map_entry(*tmap[s - 1]) if s <= len(tmap) else 0)
-        a(0x2000, 0, "VISIBLE_STRING", "rw", b"")       # a free text object (segmented download)
-        a(0x6007, 0, "INTEGER16", "rw", 1)
-        a(0x603F, 0, "UNSIGNED16", "ro", 0, True)
-        a(0x6040, 0, "UNSIGNED16", "rw", 0, True)
-        a(0x6041, 0, "UNSIGNED16", "ro", 0, True)
-        a(0x6060, 0, "INTEGER8", "rw", 0, True)
-        a(0x6061, 0, "INTEGER8", "ro", 0, True)
-        a(0x6064, 0, "INTEGER32", "ro", 0, True)
-        a(0x606C, 0, "INTEGER32", "ro", 0, True)
-        a(0x6071, 0, "INTEGER16", "rw", 0, True)
-        a(0x6072, 0, "UNSIGNED16", "rw", 3000, True)
-        a(0x6076, 0, "UNSIGNED32", "rw", int(round(self.scale.rated_torque * 1000.0)))
-        a(0x6077, 0, "INTEGER16", "ro", 0, True)
-        a(0x607A, 0, "INTEGER32", "rw", 0, True)
-        a(0x6081, 0, "UNSIGNED32", "rw", int(self.scale.counts_per_rev), True)
-        a(0x60B1, 0, "INTEGER32", "rw", 0, True)
-        a(0x60B2, 0, "INTEGER16", "rw", 0, True)
-        a(0x60C2, 0, "UNSIGNED8", "ro", 2)
-        a(0x60C2, 1, "UNSIGNED8", "rw", 10)
-        a(0x60C2, 2, "INTEGER8", "rw", -3)
-        a(0x60FF, 0, "INTEGER32", "rw", 0, True)
-        a(0x6502, 0, "UNSIGNED32", "ro", (1 << 0) | (1 << 2) | (1 << 7) | (1 << 8) | (1 << 9))
-
-    def get(self, index: int, sub: int = 0) -> Value:
-        """The present value of an object (tests, the simulation's own logic)."""
-        self._refresh_actuals()
-        return self.od[(index, sub)].value
-
-    def _val(self, index: int, sub: int = 0) -> int:
-        v = self.od[(index, sub)].value
-        assert isinstance(v, int)
-        return v
-
-    def _encode(self, key: Key) -> bytes:
-        e = self.od[key]
-        if isinstance(e.value, bytes):
-            return e.value
-        return struct.pack("<" + co.struct_code(e.dtype), e.value)
 
     # -- lifecycle ------------------------------------------------------------------------------------------
     def _boot(self, now: float) -> None:
@@ -418,75 +326,6 @@ class SimulatedCia402Drive:
             elif not cw & co.CW_NEW_SET_POINT:
                 self._pp_ack = False
 
-    # -- writes (SDO and RPDO) ------------------------------------------------------------------------------
-    def _write(self, key: Key, raw: bytes) -> Optional[int]:
-        """Store ``raw`` in ``key`` with the object's side effects; an abort code if refused."""
-        e = self.od.get(key)
-        if e is None:
-            return co.ABORT_NO_OBJECT if not any(k[0] == key[0] for k in self.od) else co.ABORT_NO_SUBINDEX
-        if e.access in ("ro", "const"):
-            return co.ABORT_READ_ONLY
-        if e.dtype == "VISIBLE_STRING":
-            e.value = bytes(raw)
-            return None
-        size = _SIZE[e.dtype]
-        if len(raw) != size:
-            return co.ABORT_LENGTH
-        (value,) = struct.unpack("<" + co.struct_code(e.dtype), bytes(raw))
-        index, sub = key
-        if index == 0x6060:
-            if value not in self.SUPPORTED_MODES:
-                return co.ABORT_VALUE
-            e.value = value
-            self.od[(0x6061, 0)].value = value
-            return None
-        if 0x1600 <= index <= 0x1603 or 0x1A00 <= index <= 0x1A03:
-            code = self._check_mapping(index, sub, value)
-            if code:
-                return code
-        if index in (0x1400, 0x1401, 0x1402, 0x1403, 0x1800, 0x1801, 0x1802, 0x1803) and sub == 1:
-            valid_before = not self._val(index, 1) & co.PDO_INVALID
-            moved = (value & 0x7FF) != (self._val(index, 1) & 0x7FF)
-            if valid_before and not value & co.PDO_INVALID and moved:
-                return co.ABORT_VALUE   # the COB-ID of a valid PDO cannot change (CiA 301 7.5.2.35)
-        previous = e.value
-        e.value = value
-        if 0x1800 <= index <= 0x1AFF:
-            self._tpdo_cache = None
-        if index == 0x6040:
-            assert isinstance(previous, int)
-            self._controlword(value, previous)
-        elif index == 0x1017:
-            self._next_heartbeat = (self.t or 0.0) + value / 1000.0 if value else None
-        return None
-
-    def _check_mapping(self, index: int, sub: int, value: int) -> Optional[int]:
-        if sub == 0:
-            if value > 8:
-                return co.ABORT_VALUE
-            bits = 0
-            rx = index < 0x1A00
-            for s in range(1, value + 1):
-                mi, ms, mb = co.parse_pdo_map_entry(self._val(index, s))
-                e = self.od.get((mi, ms))
-                if e is None:
-                    return co.ABORT_NO_OBJECT
-                if not e.pdo or (rx and e.access not in ("rw", "wo")) or _SIZE.get(e.dtype, 0) * 8 != mb:
-                    return co.ABORT_NOT_MAPPABLE
-                bits += mb
-            if bits > 64:
-                return co.ABORT_PDO_LENGTH
-            return None
-        if self._val(index, 0) != 0:
-            return co.ABORT_UNSUPPORTED  # entries change only while the mapping is off (sub 0 = 0)
-        mi, ms, mb = co.parse_pdo_map_entry(value)
-        e = self.od.get((mi, ms))
-        if value and e is None:
-            return co.ABORT_NO_OBJECT
-        if value and e is not None and (not e.pdo or _SIZE.get(e.dtype, 0) * 8 != mb):
-            return co.ABORT_NOT_MAPPABLE
-        return None
-
     # -- frames ---------------------------------------------------------------------------------------------
     def handle(self, msg: can.Message, now: float, dt: float) -> List[can.Message]:
         """Process one received frame; return every frame the drive sends by then."""
@@ -562,174 +401,6 @@ class SimulatedCia402Drive:
                 self._fault_persistent = False
                 self._pp_target = None
             self._boot(now)
-
-    # SDO server --------------------------------------------------------------------------------------------
-    def _abort(self, index: int, sub: int, code: int) -> None:
-        self._sdo = None
-        self._send(co.sdo_abort_frame(self.node_id, index, sub, code, server=True))
-
-    def _on_sdo(self, data: bytes) -> None:
-        try:
-            req = co.parse_sdo_request(data)
-        except co.SdoAbortError as err:
-            self._abort(err.index, err.subindex, err.code)
-            return
-        except co.Cia402Error:
-            return  # not 8 bytes: not an SDO the drive can parse; real drives ignore it
-        node = self.node_id
-        if req.kind == "abort":
-            self._sdo = None
-            return
-        if req.kind == "upload":
-            self._refresh_actuals()
-            key = (req.index, req.subindex)
-            e = self.od.get(key)
-            if e is None:
-                code = co.ABORT_NO_SUBINDEX if any(k[0] == req.index for k in self.od) else co.ABORT_NO_OBJECT
-                self._abort(req.index, req.subindex, code)
-                return
-            if e.access == "wo":
-                self._abort(req.index, req.subindex, co.ABORT_WRITE_ONLY)
-                return
-            raw = self._encode(key)
-            if 1 <= len(raw) <= 4:
-                self._sdo = None
-                self._send(co.sdo_upload_response(node, req.index, req.subindex, raw))
-            else:
-                self._sdo = {"kind": "upload", "index": req.index, "sub": req.subindex, "data": raw, "pos": 0,
-                             "toggle": 0}
-                self._send(co.sdo_upload_segmented_response(node, req.index, req.subindex, len(raw)))
-            return
-        if req.kind == "upload_segment":
-            t = self._sdo
-            if t is None or t["kind"] != "upload":
-                self._abort(0, 0, co.ABORT_COMMAND)
-                return
-            if req.toggle != t["toggle"]:
-                self._abort(t["index"], t["sub"], co.ABORT_TOGGLE)
-                return
-            chunk = t["data"][t["pos"]:t["pos"] + 7]
-            t["pos"] += len(chunk)
-            last = t["pos"] >= len(t["data"])
-            self._send(co.sdo_upload_segment_response(node, t["toggle"], chunk, last))
-            t["toggle"] ^= 1
-            if last:
-                self._sdo = None
-            return
-        if req.kind == "download":
-            key = (req.index, req.subindex)
-            if req.size is None and req.data:
-                refused = self._write(key, req.data)
-                if refused:
-                    self._abort(req.index, req.subindex, refused)
-                else:
-                    self._sdo = None
-                    self._send(co.sdo_download_response(node, req.index, req.subindex))
-                return
-            e = self.od.get(key)
-            if e is None:
-                code = co.ABORT_NO_SUBINDEX if any(k[0] == req.index for k in self.od) else co.ABORT_NO_OBJECT
-                self._abort(req.index, req.subindex, code)
-                return
-            if e.access in ("ro", "const"):
-                self._abort(req.index, req.subindex, co.ABORT_READ_ONLY)
-                return
-            self._sdo = {"kind": "download", "index": req.index, "sub": req.subindex, "data": b"",
-                         "size": req.size, "toggle": 0}
-            self._send(co.sdo_download_response(node, req.index, req.subindex))
-            return
-        if req.kind == "download_segment":
-            t = self._sdo
-            if t is None or t["kind"] != "download":
-                self._abort(0, 0, co.ABORT_COMMAND)
-                return
-            if req.toggle != t["toggle"]:
-                self._abort(t["index"], t["sub"], co.ABORT_TOGGLE)
-                return
-            t["data"] += req.data
-            if req.last:
-                if t["size"] is not None and len(t["data"]) != t["size"]:
-                    self._abort(t["index"], t["sub"], co.ABORT_LENGTH)
-                    return
-                refused = self._write((t["index"], t["sub"]), t["data"])
-                if refused:
-                    self._abort(t["index"], t["sub"], refused)
-                    return
-                self._sdo = None
-            else:
-                t["toggle"] ^= 1
-            self._send(co.sdo_download_segment_response(node, req.toggle))
-
-    # PDOs --------------------------------------------------------------------------------------------------
-    def _mapping(self, map_index: int) -> List[Tuple[int, int, int]]:
-        count = self._val(map_index, 0)
-        return [co.parse_pdo_map_entry(self._val(map_index, s)) for s in range(1, count + 1)]
-
-    def _on_rpdo(self, i: int, data: bytes) -> None:
-        mapping = self._mapping(0x1600 + i)
-        need = sum(b for _i, _s, b in mapping) // 8
-        if len(data) < need:
-            self._send(co.emcy_frame(self.node_id, 0x8210, self._val(0x1001) | 0x10, bytes((i + 1,))))
-            self.emcys_sent += 1
-            return
-        if self._val(0x1400 + i, 2) <= 240:
-            self._pending_rpdos[i] = data
-        else:
-            self._apply_rpdo(i, data)
-
-    def _apply_rpdo(self, i: int, data: bytes) -> None:
-        pos = 0
-        for index, sub, bits in self._mapping(0x1600 + i):
-            n = bits // 8
-            self._write((index, sub), data[pos:pos + n])
-            pos += n
-
-    def _tpdo_conf(self) -> List[Tuple[int, int, int, int, List[Tuple[Key, int]]]]:
-        """``(i, cob_id, type, event timer ms, [(object, bytes)])`` of every TPDO, cached until a
-        communication or mapping object is written (the SYNC path runs a thousand times a second)."""
-        c = self._tpdo_cache
-        if c is None:
-            c = self._tpdo_cache = [
-                (i, self._val(0x1800 + i, 1), self._val(0x1800 + i, 2), self._val(0x1800 + i, 5),
-                 [((index, sub), bits // 8) for index, sub, bits in self._mapping(0x1A00 + i)])
-                for i in range(4)]
-        return c
-
-    def _tpdo_payload(self, i: int) -> bytes:
-        return b"".join(self._encode(key)[:n] for key, n in self._tpdo_conf()[i][4])
-
-    def _send_tpdo(self, i: int, payload: bytes) -> None:
-        self._tpdo_last[i] = payload
-        self._send(co.Frame(self._tpdo_conf()[i][1] & 0x7FF, payload))
-
-    def _on_sync(self) -> None:
-        for i in sorted(self._pending_rpdos):
-            self._apply_rpdo(i, self._pending_rpdos[i])
-        self._pending_rpdos.clear()
-        self._refresh_actuals()
-        for i, cob, ttype, _timer, _m in self._tpdo_conf():
-            if cob & co.PDO_INVALID or not 1 <= ttype <= 240:
-                continue
-            n = self._sync_count.get(i, 0) + 1
-            if n >= ttype:
-                n = 0
-                self._send_tpdo(i, self._tpdo_payload(i))
-            self._sync_count[i] = n
-
-    def _event_tpdos(self, now: float) -> None:
-        if self.nmt_state != co.NMT_OPERATIONAL:
-            return
-        self._refresh_actuals()
-        for i, cob, ttype, timer_ms, _m in self._tpdo_conf():
-            if cob & co.PDO_INVALID or ttype < 254:
-                continue
-            payload = self._tpdo_payload(i)
-            timer = timer_ms / 1000.0
-            due = timer and now >= self._tpdo_timer.get(i, 0.0)
-            if payload != self._tpdo_last.get(i) or due:
-                self._send_tpdo(i, payload)
-                if timer:
-                    self._tpdo_timer[i] = now + timer
 
 
 def _clamp_int(x: float, bits: int) -> int:
