@@ -20,7 +20,7 @@ What it does, after CiA 301 and CiA 402-2 (the codec is :mod:`..protocols.cia402
   STOPPED answers NMT only (no SDO, PDO, EMCY; heartbeat goes on); PRE-OPERATIONAL answers SDO and
   sends EMCY but no PDO.
 * **SDO** server (expedited and segmented, upload and download) over the object dictionary of
-  :meth:`~.cia402_od.Cia402ObjectDictionary._build_od` (device type, identity, heartbeat producer, four RPDO/TPDO communication and
+  :mod:`.cia402_od` (device type, identity, heartbeat producer, four RPDO/TPDO communication and
   mapping records, 0x603F-0x6502); aborts with the CiA 301 codes for an unknown object or
   sub-index, a write to a read-only object, a wrong length, a bad value, a toggle error, a mapping
   that is not mappable or too long, and a mapping entry written while the mapping is active.
