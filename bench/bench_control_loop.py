@@ -126,9 +126,9 @@ class Rig:
             limits = yaml.safe_load(f)["joint_limits"]
         with open(os.path.join(ROOT, "config", "quadruped_controllers.yaml")) as f:
             controllers = yaml.safe_load(f)
-        self.mw = simulated_middleware(xml, simulate=True)
-        if self.sim_proc is not None:
-            self.mw.use_simulator_process(key, wait=10.0)
+        # the simulated quadruped feels the URDF's weights (in this process; or in its own)
+        self.mw = simulated_middleware(xml, simulate=True, urdf=urdf,
+                                       process_key=key if self.sim_proc is not None else None, wait=10.0)
         self.graph = InMemoryGraph(time=100.0)
         self.root = InMemoryNodeHandle("/", self.graph)
         self.root.set_param("robot_description", urdf)

@@ -161,9 +161,9 @@ def test_check_controller_params_unimportable_registered_type_is_a_warning():
 @pytest.fixture
 def arm():
     from rospy_control.robot_hw.middleware_robot_hw import MiddlewareRobotHW
-    mw = simulated_middleware(ARM_XML, simulate=True)
     with open(ARM_URDF) as f:
         urdf = f.read()
+    mw = simulated_middleware(ARM_XML, simulate=True, urdf=urdf)   # the simulated arm feels its weights
     graph = InMemoryGraph(clock=time.monotonic)
     nh = InMemoryNodeHandle("/", graph)
     for key, value in _yaml("arm_controllers.yaml").items():
