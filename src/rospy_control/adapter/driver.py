@@ -276,23 +276,26 @@ class Driver:
         """The default RobotHW: the CAN middleware of ``~hardware_config`` (hardware XML) under the URDF."""
         p = self.params
         urdf = rospy.get_param("robot_description", None)
-        if p.sim:
-            # the simulated robot is a peer on the buses: in the simulator node's process when it
-            # answers, else in this process (it feels the URDF's weights there)
-            self.simulator = SimulatedRobot(p.hardware_config, simulate=True,
-                                            urdf=urdf if isinstance(urdf, str) and urdf.strip() else None,
-                                            urdf_source=rospy.resolve_name("robot_description"))
-            key = None
-            if p.sim_process:
-                key = p.sim_bus_key or default_bus_key(rosgraph.get_master_uri(), rospy.get_namespace())
-            self.middleware = Middleware(self.simulator.info, buses=self.simulator.buses(key, p.sim_wait))
-        else:
-            self.middleware = Middleware.from_xml(p.hardware_config)
         if not isinstance(urdf, str) or not urdf.strip():
             raise ConfigError("parameter 'robot_description' is not set (load the URDF, e.g. "
                               "<param name=\"robot_description\" textfile=\"...urdf\"/>)",
                               rospy.resolve_name("robot_description"))
+        if p.sim:
+            # the simulated robot is a peer on the buses: in the simulator node's process when it
+            # answers, else in this process (where it feels the URDF's weights, given below)
+            self.simulator = SimulatedRobot(p.hardware_config, simulate=True)
+            self.middleware = Middleware(self.simulator.info)
+        else:
+            self.middleware = Middleware.from_xml(p.hardware_config)
         self.robot_hw = build_robot_hw(self.middleware, urdf, self.root_nh, p.hold_mode)
+        if self.simulator is not None:
+            # the configuration is accepted (its errors came first): give the simulator the URDF and
+            # the middleware the simulator's buses (waiting for the simulator process, if any)
+            self.simulator.attach_gravity(urdf, rospy.resolve_name("robot_description"))
+            key = None
+            if p.sim_process:
+                key = p.sim_bus_key or default_bus_key(rosgraph.get_master_uri(), rospy.get_namespace())
+            self.middleware.set_buses(self.simulator.buses(key, p.sim_wait))
 
     def _hint(self, types: Dict[str, str]) -> None:
         """Tell a user how to drive the robot (``make run`` prints this)."""
