@@ -50,7 +50,7 @@ import yaml  # noqa: E402
 from control_msgs.msg import FollowJointTrajectoryGoal  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from rospy_control.testing.sim_rig import simulated_middleware  # noqa: E402
+from rospy_control.testing.sim_rig import sim_of, simulated_middleware  # noqa: E402
 from rospy_control.adapter.control_loop import ControlLoop  # noqa: E402
 from rospy_control.controller_manager import ControllerManager  # noqa: E402
 from rospy_control.controllers.joint_trajectory_controller import JointTrajectoryController  # noqa: E402
@@ -140,7 +140,7 @@ class Rig:
         self.hw = MiddlewareRobotHW(self.mw, urdf, {"joint_limits": limits})
         self.hw.limit_command_steps(1.0 / loop_rate)
         self.hw.start()
-        assert self.mw.simulator_process == sim_process, "the simulator process did not answer"
+        assert sim_of(self.mw).process == sim_process, "the simulator process did not answer"
         self.cm = ControllerManager(self.hw, self.root)
         t_start = time.monotonic()
         self.loop = ControlLoop(self.hw, self.cm, loop_rate, now=lambda: 100.0 + time.monotonic() - t_start)
