@@ -102,7 +102,7 @@ class CombinedRobotHWTest(unittest.TestCase):
             if motor not in bounds or step != step:   # NaN: no command frame yet
                 continue
             self.assertLessEqual(step, bounds[motor] + quantum,
-                                 f"motor {motor}: command step {step:.4f} rad > bound {bounds[motor]:.4f} rad")
+                                 f"motor {motor}: command step {step:.4f} rad > bound {bounds[motor]:.4f}")
             checked += 1
         self.assertGreaterEqual(checked, len(self.arm_joints), f"steps {steps}, bounds {bounds}")
         rospy.loginfo("largest command steps: %s (bounds %s)", steps, bounds)
@@ -124,7 +124,8 @@ class CombinedRobotHWTest(unittest.TestCase):
             self.assertEqual(result.error_code, FollowJointTrajectoryResult.INVALID_GOAL)
             self.assertIn("elbow_joint", result.error_string)
         finally:
-            self.assertTrue(self.set_fault(unit="elbow_motor", fault="silent", enable=False, value=0.0).success)
+            off = self.set_fault(unit="elbow_motor", fault="silent", enable=False, value=0.0)
+            self.assertTrue(off.success, off.message)
         # a camera goal in flight: the recovery restarts every running controller, the camera's too
         self.camera.send_goal(self.camera_goal(-0.4, 8.0))
         time.sleep(1.0)
@@ -137,8 +138,8 @@ class CombinedRobotHWTest(unittest.TestCase):
                       self.camera.get_result())
         self.assertIn("controller stopped", self.camera.get_goal_status_text() + " " +
                       (self.camera.get_result().error_string or ""))
-        self.assertTrue(u.wait_for(
-            lambda: (self.diag.status(": faults") or {}).get("level") == "0", 10.0), self.diag.status(": faults"))
+        self.assertTrue(u.wait_for(lambda: (self.diag.status(": faults") or {}).get("level") == "0", 10.0),
+                        self.diag.status(": faults"))
         state, result = self.run_goal(self.arm, self.arm_goal(0.3, 1.5), 30.0)
         self.assertEqual(state, GoalStatus.SUCCEEDED, result.error_string)
         state, result = self.run_goal(self.camera, self.camera_goal(0.0, 1.0), 30.0)
