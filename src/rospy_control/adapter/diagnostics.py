@@ -108,7 +108,7 @@ class DriverDiagnostics:
         not over it (then units, channels, faults and simulator are left out).
     :param prefix: status name prefix (the node's name).
     :param loop: the :class:`~rospy_control.control_loop.loop.ControlLoop` (or None).
-    :param robot_hw: the RobotHW; its ``status()`` is reported if it has one.
+    :param robot_hw: the RobotHW; its ``status()`` is reported unless it is None.
     :param extra: callables returning more ``DiagnosticStatus`` objects.
     :param controller_states: callable returning ``{controller: state}`` (the standalone branch's
         controllers), reported as the ``controllers`` status.
@@ -447,11 +447,10 @@ class DriverDiagnostics:
     # -- robot_hw ---------------------------------------------------------------------------------
     def _robot_hw_report(self) -> Any:
         """The RobotHW's ``status()`` (a dict), or None / an exception object."""
-        method = getattr(self.robot_hw, "status", None) if self.robot_hw is not None else None
-        if not callable(method):
+        if self.robot_hw is None:
             return None
         try:
-            return method()
+            return self.robot_hw.status()
         except Exception as err:  # noqa: BLE001
             return err
 

@@ -53,9 +53,10 @@ Private parameters (all settable from ``launch/bringup.launch`` arguments):
   RobotHW's own parameters under ``~<name>/``; it is constructed without arguments and given
   ``init(root_nh, ~<name>)`` (``docs/writing_a_robot_hw.md``).  Absent, ``robot_hardware`` in the
   node's namespace is used the same way (``<name>/...`` there).  With either, ``~hardware_config``,
-  ``~sim``, ``~sim_process`` and ``~hold_mode`` are not used, ``~sim/*`` is not offered, and
-  ``~reset_faults`` is offered only when the RobotHW has ``reset_faults() -> (success, message)``
-  (e.g. ``rospy_control/BoardRobotHW``).
+  ``~sim``, ``~sim_process`` and ``~hold_mode`` are not used; ``~reset_faults`` calls the RobotHW's
+  ``reset_faults()`` (each part's, for several); a part that drives the CAN middleware
+  (``rospy_control/MiddlewareRobotHW``) has its units on ``/diagnostics``, its position steps capped
+  on the wire and, simulated, ``~sim/*``.
 * ``~hardware_config`` (string, **required** without ``~robot_hardware``; its former name ``~configure``
   still works, with a deprecation warning) -- hardware XML: a file path, or the
   XML text itself.
@@ -174,7 +175,6 @@ from rospy_control.middleware import Middleware
 from rospy_control.simulator import SimulatedRobot
 from rospy_control.simulator.bus import default_bus_key
 from rospy_control.realtime import install_log_queue, stop_in_order
-from rospy_control.robot_hw import MiddlewareRobotHW
 from rospy_control.srv import SetSimFault, SetSimFaultResponse, SimCommandStats, SimCommandStatsResponse
 
 logger = get_logger(__name__)
@@ -231,15 +231,13 @@ class Driver:
             # any RobotHW, named by ~robot_hardware (ros_control's combined_robot_hw parameters)
             robot_hw_nh = self.root_nh if p.robot_hardware_in_namespace else self.root_nh.child("~")
             self.robot_hw = load_robot_hw(self.root_nh, robot_hw_nh)
-            if isinstance(self.robot_hw, MiddlewareRobotHW):
-                self.middleware = self.robot_hw.middleware
+            self.middleware = self._first_middleware()
         else:
             self._build_middleware_robot_hw()
-        limit_steps = getattr(self.robot_hw, "limit_command_steps", None)
-        if callable(limit_steps):
-            # between two command frames a motor never sees a position step larger than its joints' URDF
-            # velocity limits allow over two control periods (enforced on the wire, whatever the timing)
-            caps = limit_steps(1.0 / p.control_rate)
+        # between two command frames a motor never sees a position step larger than its joints' URDF
+        # velocity limits allow over two control periods (enforced on the wire, whatever the timing)
+        caps = self.robot_hw.limit_command_steps(1.0 / p.control_rate)
+        if caps:
             logger.info("driver: position step per command frame capped for %d motor(s) (URDF velocity limit "
                         "x 2 control periods)", len(caps))
         joints = joint_names(self.robot_hw)
@@ -251,11 +249,9 @@ class Driver:
             for warning in check_controller_params(tree, self.root_nh.namespace, joints, CONTROLLER_TYPES):
                 logger.warning("%s", warning)
         # Through the RobotHW: it starts the middleware and sends the hold commands at once, so no
-        # joint hangs limp under gravity while the control loop is being set up.  (start() is
-        # optional for a RobotHW of your own: init() may have done everything.)
-        start = getattr(self.robot_hw, "start", None)
-        if callable(start):
-            start()
+        # joint hangs limp under gravity while the control loop is being set up.  (A RobotHW of your
+        # own may leave start() as it is: init() may have done everything.)
+        self.robot_hw.start()
         if p.use_ros_control:
             self._start_ros_control()
         else:
@@ -353,15 +349,19 @@ class Driver:
             logger.info("standalone: FollowJointTrajectory server '%s'", nh.resolve_name(
                 name + "/follow_joint_trajectory"))
 
+    def _first_middleware(self) -> Optional[Middleware]:
+        """The CAN middleware of ``~robot_hardware``'s RobotHW(s): its units go to ``/diagnostics`` and,
+        simulated, it offers ``~sim/*`` (with several, the first one; the others are said)."""
+        mws = self.robot_hw.middlewares()
+        if len(mws) > 1:
+            logger.warning("driver: %d CAN middlewares (%s): /diagnostics reports the units of '%s' only, "
+                           "~sim/* acts on it only", len(mws), ", ".join(m.name for m in mws), mws[0].name)
+        return mws[0] if mws else None
+
     def _start_fault_services(self) -> None:
-        """``~reset_faults`` (std_srvs/Trigger) and, on the simulated robot, ``~sim/set_fault``
-        (rospy_control/SetSimFault) and ``~sim/reset_command_stats`` (std_srvs/Trigger).  Only over the
-        CAN middleware (a RobotHW of your own has its own way of clearing faults)."""
-        if self.middleware is None:
-            own = getattr(self.robot_hw, "reset_faults", None)
-            if callable(own):   # a RobotHW of its own that can clear its faults (e.g. a trajectory board)
-                self._services.append(rospy.Service("~reset_faults", Trigger, self._own_reset_faults))
-            return
+        """``~reset_faults`` (std_srvs/Trigger) through the RobotHW's ``reset_faults`` and, on the
+        simulated CAN robot, ``~sim/set_fault`` (rospy_control/SetSimFault) and
+        ``~sim/reset_command_stats`` (std_srvs/Trigger)."""
         self.fault_reset = FaultReset(self.robot_hw, self.loop)
 
         def reset_faults(_req: Any) -> TriggerResponse:
@@ -379,16 +379,6 @@ class Driver:
             self._start_sim_forwarders()
             return
         self._services.extend(sim_fault_services(self.simulator, "~sim/"))
-
-    def _own_reset_faults(self, _req: Any) -> Any:
-        """``~reset_faults`` of a RobotHW that offers ``reset_faults() -> (success, message)``."""
-        try:
-            ok, message = self.robot_hw.reset_faults()
-        except Exception as err:  # noqa: BLE001 - answer the caller, never kill the service thread
-            logger.error("reset_faults failed: %s", err, exc_info=err)
-            ok, message = False, f"reset failed: {type(err).__name__}: {err}"
-        (logger.info if ok else logger.error)("reset_faults: %s", message)
-        return TriggerResponse(success=bool(ok), message=str(message))
 
     def _start_sim_forwarders(self) -> None:
         """``~sim/set_fault``, ``~sim/reset_command_stats`` and ``~sim/command_stats`` forwarded to the
@@ -428,8 +418,7 @@ class Driver:
 
     def _report_start_faults(self) -> None:
         """A fault at start-up is a fault, not a configuration error: the node stays up and says so."""
-        faulted_joints = getattr(self.robot_hw, "faulted_joints", None)
-        faulted = faulted_joints() if callable(faulted_joints) else {}
+        faulted = self.robot_hw.faulted_joints()
         if not faulted:
             return
         logger.error("driver: started with joint(s) in FAULT: %s. Their controllers run but send them "
@@ -482,9 +471,8 @@ class Driver:
         return stop_in_order(steps, "driver")
 
     def _shutdown_robot_hw(self) -> None:
-        shutdown = getattr(self.robot_hw, "shutdown", None)  # optional for a RobotHW of your own
-        if callable(shutdown):
-            shutdown()
+        if self.robot_hw is not None:
+            self.robot_hw.shutdown()
 
     def _shutdown_services(self) -> None:
         for service in self._services:

@@ -6,6 +6,9 @@ control loop has taken the recovered joints back: the RobotHW saw the recovery a
 controllers were restarted (``reset_controllers``) and a hold was written.  Only then does it
 answer, so a goal sent right after a successful reply is accepted.
 
+Any RobotHW: what is in fault and what is reset are its ``faulted_units()`` and
+``reset_faults()`` (:class:`~rospy_control.hardware_interface.RobotHW`).
+
 The answer is ``(success, message)`` as ``std_srvs/Trigger`` wants it: success when no unit is
 left in FAULT; the message names the units that recovered and those still failing with the reason
 (e.g. ``"still in FAULT: elbow_motor (reset failed: no reply to enter-motor-mode for 104 ms)"``).
@@ -15,6 +18,8 @@ from __future__ import annotations
 import threading
 import time
 from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from rospy_control.hardware_interface.robot_hw import RobotHW
 
 from rospy_control.log import get_logger
 
@@ -26,8 +31,8 @@ __all__ = ["FaultReset"]
 class FaultReset:
     """Resets faults through ``robot_hw`` and waits for ``loop`` to resume the recovered joints.
 
-    :param robot_hw: a :class:`~rospy_control.robot_hw.MiddlewareRobotHW` (``reset_faults``,
-        ``faulted_motors``, ``middleware``).
+    :param robot_hw: the :class:`~rospy_control.hardware_interface.RobotHW` (its ``faulted_units``
+        and ``reset_faults``; a ``CombinedRobotHW`` resets each of its parts).
     :param loop: the :class:`~rospy_control.control_loop.loop.ControlLoop` (``stats().cycles``,
         ``is_running()``), or None.
     :param settle_timeout: seconds to wait for the control loop after the middleware answered.
@@ -36,7 +41,7 @@ class FaultReset:
     #: Default of ``settle_timeout``.
     SETTLE_TIMEOUT = 2.0
 
-    def __init__(self, robot_hw: Any, loop: Any = None, settle_timeout: Optional[float] = None,
+    def __init__(self, robot_hw: RobotHW, loop: Any = None, settle_timeout: Optional[float] = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.robot_hw = robot_hw
         self.loop = loop
@@ -46,7 +51,7 @@ class FaultReset:
 
     def faults(self) -> Dict[str, str]:
         """``{unit: reason}`` of the units in FAULT now."""
-        return dict(self.robot_hw.middleware.faults())
+        return dict(self.robot_hw.faulted_units())
 
     def reset(self, timeout: Optional[float] = None) -> Tuple[bool, str]:
         """Reset every unit in FAULT; ``(success, message)``."""
@@ -72,14 +77,15 @@ class FaultReset:
             return ok, message
 
     def _wait_for_loop(self, recovered: List[str]) -> bool:
-        """Wait until the RobotHW no longer reports the recovered motors' joints in fault and the loop ran
-        two more cycles (the one that restarted the controllers and the one after it)."""
+        """Wait until the RobotHW no longer reports the recovered units in fault (it saw their recovery
+        at a ``read``) and the loop ran two more cycles (the one that restarted the controllers and the
+        one after it)."""
         loop = self.loop
         end = self._clock() + self.settle_timeout
         names = set(recovered)
 
         def joints_clear() -> bool:
-            return not names.intersection(self.robot_hw.faulted_motors())
+            return not names.intersection(self.robot_hw.faulted_units())
 
         while not joints_clear():
             if self._clock() > end:

@@ -29,7 +29,7 @@ runs the same three calls) in a dedicated thread:
   thread, so it sees exactly the state the controllers will see this cycle (the standalone branch
   copies the joint states for its ``/joint_states`` thread there).  It must be quick and never
   block; an exception from it is counted and logged like one from ``read``.
-* **Recovered hardware**: when ``robot_hw.consume_reset_request()`` (if it has one) returns True
+* **Recovered hardware**: when ``robot_hw.consume_reset_request()`` (a RobotHW capability) returns True
   after ``read``, that cycle's ``update`` gets ``reset_controllers=True`` (every running controller
   restarts from the measured state, e.g. after a motor fault was reset).
 * **Faults**: an exception from ``read``/``update``/``write`` is logged (throttled, with traceback
@@ -120,7 +120,8 @@ class ControlLoop:
     """Runs ``robot_hw.read(t, dt)``, ``controller_manager.update(t, dt)``, ``robot_hw.write(t, dt)``
     in a thread at ``rate`` Hz (see the module docstring for the timing rules).
 
-    :param robot_hw: anything with ``read(time, period)`` and ``write(time, period)``.
+    :param robot_hw: the :class:`~rospy_control.hardware_interface.RobotHW` (``read``, ``write``,
+        ``consume_reset_request``).
     :param controller_manager: anything with ``update(time, period)`` (and
         ``update(time, period, reset_controllers)`` when :meth:`request_reset` is used), or None to run
         only read/write.
@@ -324,8 +325,7 @@ class ControlLoop:
             return
         try:
             self.robot_hw.read(t, period)
-            consume = getattr(self.robot_hw, "consume_reset_request", None)
-            if consume is not None and consume():
+            if self.robot_hw.consume_reset_request():
                 self._reset = True
         except Exception as err:  # noqa: BLE001 - reported, never kills the loop
             self._error("read", err)

@@ -20,15 +20,20 @@ robot_hw_nh)`` (a node handle) loads each entry, constructs it without arguments
 ``init(root_nh, <robot_hw_nh>/<name>)``; any failure fails the whole load.
 
 ``read``/``write`` run every part in order; interfaces are merged through ``get()``.  ``start`` and
-``shutdown`` (optional methods of a part: what a RobotHW does after ``init`` and when the node stops)
-are forwarded to the parts that have them; a load that fails shuts down the parts already loaded.
+``shutdown`` (what a RobotHW does after ``init`` and when the node stops) are forwarded to every part;
+a load that fails shuts down the parts already loaded.  The other capabilities of
+:class:`~rospy_control.hardware_interface.robot_hw.RobotHW` are aggregated over the parts: faulted
+joints and units are the union, ``reset_faults`` resets each part and merges what is still in fault,
+``consume_reset_request`` is True when any part asks (each part's request is consumed),
+``limit_command_steps`` goes to every part (each caps the motors of its own joints), readiness needs
+every part ready, ``status`` concatenates the parts' reports and ``middlewares`` lists theirs.
 ``prepare_switch`` / ``do_switch`` / ``switch_result`` are forwarded to each part with the controller
 lists filtered to the interfaces and resources that part owns; controllers that claim nothing are
 passed to every part.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from rospy_control.exceptions import ConfigError, HardwareInterfaceError, PluginError
 from rospy_control.hardware_interface.robot_hw import ControllerInfo, InterfaceResources, RobotHW, SwitchState
@@ -37,7 +42,8 @@ from rospy_control.plugins import Registry
 
 logger = get_logger(__name__)
 
-__all__ = ["CombinedRobotHW", "ROBOT_HW", "RobotHWRegistry", "ParamNodeHandle", "filter_controller_list"]
+__all__ = ["CombinedRobotHW", "ROBOT_HW", "RobotHWRegistry", "ParamNodeHandle", "filter_controller_list",
+           "merge_status"]
 
 
 class RobotHWRegistry(Registry):
@@ -140,14 +146,45 @@ def filter_controller_list(infos: Sequence[ControllerInfo], robot_hw: RobotHW) -
     return out
 
 
-def _shutdown_part(hw: Any) -> None:
-    shutdown = getattr(hw, "shutdown", None)
-    if not callable(shutdown):
-        return
+def _shutdown_part(hw: RobotHW) -> None:
     try:
-        shutdown()
+        hw.shutdown()
     except Exception as err:  # noqa: BLE001 - shut down the others regardless
         logger.error("shutting down robot hardware %r failed: %s", hw, err)
+
+
+def merge_status(reports: Sequence[Tuple[str, Dict[str, Any]]]) -> Dict[str, Any]:
+    """One ``status()`` report out of ``(part name, report)`` pairs (see :meth:`CombinedRobotHW.status`)."""
+    if len(reports) == 1:
+        return dict(reports[0][1])
+    out: Dict[str, Any] = {"joints": {}, "motors": {}, "sensors": {}, "values": []}
+    holds: List[str] = []
+    errors: List[str] = []
+    warnings: List[str] = []
+    pending: List[str] = []
+    switch_errors: List[str] = []
+    finished = True
+    for name, report in reports:
+        for key in ("joints", "motors", "sensors"):
+            out[key].update(report.get(key) or {})
+        out["values"].append(("robot_hw", name))
+        out["values"].extend(report.get("values") or [])
+        if report.get("hold_mode"):
+            holds.append(f"{name}: {report['hold_mode']}")
+        if report.get("error"):
+            errors.append(f"{name}: {report['error']}")
+        if report.get("warning"):
+            warnings.append(f"{name}: {report['warning']}")
+        sw = report.get("switch") or {}
+        pending.extend(sw.get("pending") or [])
+        if sw.get("error"):
+            switch_errors.append(f"{name}: {sw['error']}")
+        finished = finished and sw.get("finished", True)
+    out["hold_mode"] = "; ".join(holds)
+    out["switch"] = {"pending": pending, "error": "; ".join(switch_errors) or None, "finished": finished}
+    out["error"] = "; ".join(errors) or None
+    out["warning"] = "; ".join(warnings) or None
+    return out
 
 
 class CombinedRobotHW(RobotHW):
@@ -260,16 +297,90 @@ class CombinedRobotHW(RobotHW):
 
     # ------------------------------------------------------------------ lifecycle (optional hooks)
     def start(self) -> None:
-        """Call ``start()`` of every part that has one, in order."""
+        """Call ``start()`` of every part, in order."""
         for hw in self._robot_hws:
-            start = getattr(hw, "start", None)
-            if callable(start):
-                start()
+            hw.start()
 
     def shutdown(self) -> None:
-        """Call ``shutdown()`` of every part that has one, in reverse order; never raises."""
+        """Call ``shutdown()`` of every part, in reverse order; never raises."""
         for hw in reversed(self._robot_hws):
             _shutdown_part(hw)
+
+    # ------------------------------------------------------------------ capabilities (aggregated)
+    def faulted_joints(self) -> Dict[str, str]:
+        """Union of the parts' faulted joints."""
+        out: Dict[str, str] = {}
+        for hw in self._robot_hws:
+            out.update(hw.faulted_joints())
+        return out
+
+    def faulted_units(self) -> Dict[str, str]:
+        """Union of the parts' faulted units."""
+        out: Dict[str, str] = {}
+        for hw in self._robot_hws:
+            out.update(hw.faulted_units())
+        return out
+
+    def reset_faults(self, timeout: Optional[float] = None) -> Dict[str, str]:
+        """Reset the faults of every part that has any, in order; what is still in fault, merged.  A
+        part whose reset raises keeps its units in fault with the error as the reason."""
+        still: Dict[str, str] = {}
+        for name, hw in zip(self._names, self._robot_hws):
+            if not hw.faulted_units():
+                continue
+            try:
+                still.update(hw.reset_faults(timeout))
+            except Exception as err:  # noqa: BLE001 - the other parts are reset regardless
+                logger.error("Robot hardware '%s': reset_faults failed: %s", name, err)
+                why = f"reset failed: {type(err).__name__}: {err}"
+                still.update({unit: why for unit in hw.faulted_units()} or {name: why})
+        return still
+
+    def consume_reset_request(self) -> bool:
+        """True when any part asks for the controllers' restart (every part's request is consumed)."""
+        requested = False
+        for hw in self._robot_hws:
+            if hw.consume_reset_request():
+                requested = True
+        return requested
+
+    def limit_command_steps(self, nominal_period: float, periods: float = 2.0) -> Dict[str, float]:
+        """Every part caps the motors of its own joints; the caps of all parts, merged."""
+        caps: Dict[str, float] = {}
+        for hw in self._robot_hws:
+            caps.update(hw.limit_command_steps(nominal_period, periods))
+        return caps
+
+    def not_ready_joints(self) -> Dict[str, str]:
+        """Union of the parts' joints not ready (the whole is ready when every part is)."""
+        out: Dict[str, str] = {}
+        for hw in self._robot_hws:
+            out.update(hw.not_ready_joints())
+        return out
+
+    def status(self) -> Optional[Dict[str, Any]]:
+        """The parts' reports concatenated: ``joints``, ``motors`` and ``sensors`` merged, ``values``
+        concatenated (each after a ``robot_hw`` entry naming its part), ``hold_mode``, ``error`` and
+        ``warning`` joined per part, a pending switch of any part pending."""
+        reports = []
+        for name, hw in zip(self._names, self._robot_hws):
+            try:
+                report = hw.status()
+            except Exception as err:  # noqa: BLE001 - one part's failure is that part's error
+                report = {"error": f"status failed: {type(err).__name__}: {err}"}
+            if report is not None:
+                reports.append((name, report if isinstance(report, dict)
+                                else {"values": [("status", report)]}))
+        if not reports:
+            return None
+        return merge_status(reports)
+
+    def middlewares(self) -> List[Any]:
+        """The parts' middlewares, in order."""
+        out: List[Any] = []
+        for hw in self._robot_hws:
+            out.extend(m for m in hw.middlewares() if all(m is not o for o in out))
+        return out
 
     # ------------------------------------------------------------------ cyclic
     def read(self, time: float, period: float) -> None:

@@ -7,6 +7,15 @@ Real-time split, as in ros_control:
 * real-time (control loop, must not block): :meth:`RobotHW.read`, :meth:`RobotHW.do_switch`,
   :meth:`RobotHW.switch_result`, :meth:`RobotHW.write`.
 
+Beyond ros_control, a RobotHW declares the optional capabilities the driver node uses, each with a
+safe default so a RobotHW of your own overrides only what it has (``docs/writing_a_robot_hw.md``):
+:meth:`RobotHW.start` / :meth:`RobotHW.shutdown` (lifecycle), :meth:`RobotHW.faulted_joints`,
+:meth:`RobotHW.faulted_units`, :meth:`RobotHW.reset_faults` (``~reset_faults``),
+:meth:`RobotHW.consume_reset_request` (controllers restart after a recovery),
+:meth:`RobotHW.limit_command_steps` (the position-step cap on the wire),
+:meth:`RobotHW.not_ready_joints` / :meth:`RobotHW.is_ready` (readiness), :meth:`RobotHW.status`
+(``/diagnostics``) and :meth:`RobotHW.middlewares` (the CAN middlewares whose units the node reports).
+
 Deviation from ros_control, on purpose: :meth:`InterfaceManager.get_interface_resources` reads the
 interface's handle names when asked, not a snapshot taken at ``register_interface`` time, so handles
 registered after the interface are not forgotten.
@@ -15,7 +24,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Set, Tuple, Type, TypeVar, Union
 
 from rospy_control.exceptions import HardwareInterfaceError
 from rospy_control.hardware_interface.resource_manager import HardwareInterface, ResourceManager
@@ -197,6 +206,74 @@ class RobotHW(InterfaceManager):
     def switch_result(self, info: Optional[ControllerInfo] = None) -> SwitchState:
         """State of the last switch, globally or for one controller.  Default: DONE."""
         return SwitchState.DONE
+
+    # ------------------------------------------------------------------ optional capabilities
+    # Non-real-time unless said otherwise.  The defaults describe hardware that has none of them.
+
+    def start(self) -> None:
+        """Start the hardware after :meth:`init` (open buses, enable motors, read once); the node calls
+        it before the control loop starts.  Default: nothing (``init`` did everything)."""
+
+    def shutdown(self) -> None:
+        """Stop the hardware when the node stops (after the control loop); must not raise twice.
+        Default: nothing."""
+
+    def faulted_joints(self) -> Dict[str, str]:
+        """``{joint: reason}`` of the joints in fault as of the last :meth:`read` (any thread; a new
+        dict).  Default: none."""
+        return {}
+
+    def faulted_units(self) -> Dict[str, str]:
+        """``{unit: reason}`` of the hardware units (motors, sensors, boards) in fault, the names
+        :meth:`reset_faults` answers with.  Default: the faulted joints, one unit per joint."""
+        return self.faulted_joints()
+
+    def reset_faults(self, timeout: Optional[float] = None) -> Dict[str, str]:
+        """Clear what can be cleared and wait (at most ``timeout`` s, None: the hardware's own
+        default) until each faulted unit answered again or failed (blocking: the ``~reset_faults``
+        service calls it, never the control loop).
+
+        :returns: ``{unit: reason}`` of the units still in fault (empty: everything recovered).
+            Default: nothing can be reset, every faulted unit stays so.
+        """
+        return self.faulted_units()
+
+    def consume_reset_request(self) -> bool:
+        """True once after a faulted joint recovered (real-time, called after each :meth:`read`): the
+        control loop then restarts the running controllers from the measured state.  Default: False."""
+        return False
+
+    def limit_command_steps(self, nominal_period: float, periods: float = 2.0) -> Dict[str, float]:
+        """Cap, on the wire, the position step between two consecutive command frames of each motor at
+        what its joints' velocity limits allow over ``periods`` control periods of ``nominal_period``
+        seconds.  The node calls it once before :meth:`start`.
+
+        :returns: ``{motor: cap}`` of the motors that got a cap.  Default: none (the hardware takes
+            no such cap).
+        """
+        return {}
+
+    def not_ready_joints(self) -> Dict[str, str]:
+        """``{joint: why}`` of the joints that cannot follow commands yet (starting up, not
+        connected); a trajectory controller refuses goals for them.  Default: none."""
+        return {}
+
+    def is_ready(self) -> bool:
+        """True when every joint is ready (:meth:`not_ready_joints` empty)."""
+        return not self.not_ready_joints()
+
+    def status(self) -> Optional[Dict[str, Any]]:
+        """Plain data for the node's ``robot_hw`` status on ``/diagnostics`` (any thread), or None for
+        nothing to report (the default).  Keys the node reads: ``hold_mode``, ``joints`` (``{joint:
+        {interface, mode, controller, fault}}``), ``switch`` (``{pending, error, finished}``),
+        ``values`` (``[(key, value)]``), ``error`` and ``warning`` (texts), ``motors``."""
+        return None
+
+    def middlewares(self) -> List[Any]:
+        """The CAN :class:`~rospy_control.middleware.Middleware` objects this RobotHW drives (the node
+        reports their units on ``/diagnostics`` and offers ``~sim/*`` for a simulated one).
+        Default: none."""
+        return []
 
 
 def claims_of(infos: Iterable[ControllerInfo]) -> Dict[str, List[str]]:

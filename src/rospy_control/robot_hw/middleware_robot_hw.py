@@ -402,6 +402,21 @@ class MiddlewareRobotHW(RobotHW):
         """``{motor: reason}`` of the motors this RobotHW treats as faulted (as of the last ``read``)."""
         return {a.name: a.fault_reason for a in self._rec.actuators if a.fault}
 
+    def faulted_units(self) -> Dict[str, str]:
+        """``{unit: reason}`` of the units in FAULT: the middleware's now, and the motors this RobotHW
+        still treats as faulted (until the :meth:`read` that sees their recovery)."""
+        units = dict(self.middleware.faults())
+        units.update(self.faulted_motors())
+        return units
+
+    def not_ready_joints(self) -> Dict[str, str]:
+        """``{joint: why}`` of the joints whose motors have not all answered and been enabled yet."""
+        return {j.name: j.data.fault or "not ready" for g in self._rec.groups if not g.ready
+                for j in g.joints}
+
+    def middlewares(self) -> List[Middleware]:
+        return [self._mw] if self._mw is not None else []
+
     def reset_faults(self, timeout: Optional[float] = None) -> Dict[str, str]:
         """Reset every unit in FAULT and wait until each recovered or failed again (blocking; call it
         off the control thread, e.g. from the ``~reset_faults`` service).

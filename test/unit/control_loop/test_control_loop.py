@@ -31,6 +31,9 @@ class Recorder:
     def write(self, time_, period):
         self._record("write", time_, period)
 
+    def consume_reset_request(self):  # the RobotHW capability the loop calls after each read
+        return False
+
     def update(self, time_, period, reset=False):
         self._record("update" if not reset else "update_reset", time_, period)
         if self.update_sleep:

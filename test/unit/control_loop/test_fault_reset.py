@@ -15,6 +15,9 @@ from rospy_control.robot_hw import MiddlewareRobotHW
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 ARM_XML = os.path.join(ROOT, "config", "arm_hardware.xml")
 ARM_URDF = os.path.join(ROOT, "urdf", "arm.urdf")
+GRIPPER_URDF = """<robot name="gripper"><link name="palm"/><link name="finger"/>
+  <joint name="finger_joint" type="prismatic"><parent link="palm"/><child link="finger"/>
+    <axis xyz="1 0 0"/><limit lower="0" upper="0.04" velocity="0.1" effort="10"/></joint></robot>"""
 
 
 def wait_until(predicate, timeout=5.0):
@@ -123,3 +126,40 @@ def test_diagnostics_show_the_fault_its_reset_and_host_stalls(rig):
     assert {"host stalls (>= 20 ms)", "longest host stall (ms)", "trajectory delay (ms)"} <= set(loop_values)
     channel = {kv.key: kv.value for kv in statuses()["driver: channel can0"].values}
     assert any("stall" in k for k in channel), sorted(channel)
+
+
+def test_the_arm_combined_with_another_robot_hw_is_reset_and_its_controllers_restart():
+    """A CombinedRobotHW (the CAN arm beside a RobotHW of a user's own): the same reset, through the
+    capabilities the parts declare, with the controllers' restart requested by the arm."""
+    from rospy_control.examples.simple_robot_hw import SimpleRobotHW
+    from rospy_control.hardware_interface.combined_robot_hw import CombinedRobotHW, ParamNodeHandle
+
+    gripper = SimpleRobotHW()
+    root = ParamNodeHandle({"robot_description": GRIPPER_URDF})
+    assert gripper.init(root, ParamNodeHandle({"joints": ["finger_joint"]}, "/gripper"))
+    arm = MiddlewareRobotHW.from_config(ARM_XML, ARM_URDF, {})
+    hw = CombinedRobotHW([arm, gripper])
+    manager = Manager()
+    loop = ControlLoop(hw, manager, rate=200.0, now=time.monotonic)
+    hw.start()
+    loop.start()
+    try:
+        assert hw.limit_command_steps(0.005)                      # the arm's motors get their cap
+        assert hw.middlewares() == [arm.middleware]
+        arm.middleware.set_sim_fault("elbow_motor", "silent", True)
+        assert wait_until(lambda: "elbow_joint" in hw.faulted_joints())
+        resetter = FaultReset(hw, loop)
+        ok, message = resetter.reset()
+        assert not ok and "still in FAULT: elbow_motor (" in message
+        arm.middleware.set_sim_fault("elbow_motor", "silent", False)
+        ok, message = resetter.reset()
+        assert ok, message
+        assert message == "recovered: elbow_motor"
+        assert hw.faulted_joints() == {}
+        with manager.lock:
+            assert len(manager.resets) == 1
+        report = hw.status()
+        assert {"elbow_joint", "finger_joint"} <= set(report["joints"])
+    finally:
+        loop.stop()
+        hw.shutdown()

@@ -165,11 +165,11 @@ def test_board_fault_aborts_the_goal_with_its_code_and_reset_faults_clears_it(bo
         assert set(rig.robot_hw.faulted_joints()) == set(JOINTS)
         # the board decelerates first; the reset is refused until then, then clears the latched fault
         deadline = time.time() + 5.0
-        ok, message = rig.robot_hw.reset_faults()
-        while not ok and time.time() < deadline:
+        still = rig.robot_hw.reset_faults()
+        while still and time.time() < deadline:
             rig.run_until(lambda: False, 0.1)
-            ok, message = rig.robot_hw.reset_faults()
-        assert ok, message
+            still = rig.robot_hw.reset_faults()
+        assert still == {}, still
         assert rig.run_until(lambda: not rig.robot_hw.faulted_joints(), 5.0)
         handle = client.send_goal(goal([0.0] * 6, duration=1.0, start=positions(rig)))
         assert rig.run_until(handle.is_done, 10.0)
@@ -320,11 +320,11 @@ def test_connection_cut_mid_goal_the_board_stops_the_driver_reconnects_and_reset
         stopped = positions(rig)[0]            # the board's feedback again: stopped short of the goal
         assert 0.0 < stopped < 0.4
         deadline = time.time() + 5.0
-        ok, message = rig.robot_hw.reset_faults()
-        while not ok and time.time() < deadline:
+        still = rig.robot_hw.reset_faults()
+        while still and time.time() < deadline:
             rig.run_until(lambda: False, 0.1)
-            ok, message = rig.robot_hw.reset_faults()
-        assert ok, message
+            still = rig.robot_hw.reset_faults()
+        assert still == {}, still
         assert rig.run_until(lambda: not rig.robot_hw.faulted_joints(), 5.0)
         handle = client.send_goal(goal([0.0] * 6, duration=1.0, start=positions(rig)))
         assert rig.run_until(handle.is_done, 10.0)

@@ -82,6 +82,9 @@ class _BlockingHW:
     def write(self, t, dt):
         pass
 
+    def consume_reset_request(self):  # the RobotHW capability the loop calls after each read
+        return False
+
 
 def test_control_loop_stop_reports_a_thread_that_does_not_join(caplog):
     hw = _BlockingHW()
