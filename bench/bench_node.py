@@ -74,15 +74,15 @@ def wait_master(master: str, timeout: float = 30.0) -> bool:
     return False
 
 
-def run(idle: float = 10.0, robot: str = "arm", src: Optional[str] = None) -> Dict[str, Any]:
-    """One launch; ``src``: the ``src/`` of another tree, put first on the nodes' PYTHONPATH so they run
-    that tree's code (the launch files and messages stay this workspace's).  rospy allows one
+def run(idle: float = 10.0, robot: str = "arm", pythonpath: Optional[str] = None) -> Dict[str, Any]:
+    """One launch; ``pythonpath``: put first on the nodes' PYTHONPATH, e.g. to run another tree's code
+    (``bench_side_by_side.node_pythonpath``; the launch files and messages stay this workspace's).  rospy allows one
     ``init_node`` per process: run it in a fresh interpreter for each launch (``--json``)."""
     port = free_port()
     master = f"http://localhost:{port}"
     env = dict(os.environ, ROS_MASTER_URI=master)
-    if src:
-        paths = [src] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if pythonpath:
+        paths = [pythonpath] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
         env["PYTHONPATH"] = os.pathsep.join(paths)
     out: Dict[str, Any] = {"robot": robot}
     core = subprocess.Popen(["roscore", "-p", str(port)], stdout=subprocess.DEVNULL,
@@ -144,10 +144,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--idle", type=float, default=10.0)
     ap.add_argument("--robot", default="arm")
-    ap.add_argument("--src", default=None, help="run the nodes from this src/ (another tree) instead")
+    ap.add_argument("--pythonpath", default=None, help="first on the nodes' PYTHONPATH (another tree's code)")
     ap.add_argument("--json", action="store_true", help="print one line: RESULT <json>")
     args = ap.parse_args()
-    res = run(args.idle, args.robot, args.src)
+    res = run(args.idle, args.robot, args.pythonpath)
     if args.json:
         print("RESULT " + json.dumps(res))
         sys.stdout.flush()

@@ -183,11 +183,30 @@ def probe_cm_update(root: str, cycles: int, paced: bool) -> Dict[str, Any]:
     return _result(out, f"cm.update probe of {root}")
 
 
+def node_pythonpath(root: str) -> Optional[str]:
+    """A directory that, first on the nodes' PYTHONPATH, makes ``import rospy_control`` load ``root``'s
+    code together with the messages and services generated into this workspace's devel space (as the
+    devel space's own package does for this tree); None for this tree."""
+    if os.path.abspath(root) == ROOT:
+        return None
+    devel = os.path.join(ROOT, ".ws", "devel", "lib", "python3", "dist-packages", "rospy_control")
+    src = os.path.join(os.path.abspath(root), "src", "rospy_control")
+    shim = os.path.abspath(root) + ".pythonpath"
+    os.makedirs(os.path.join(shim, "rospy_control"), exist_ok=True)
+    with open(os.path.join(shim, "rospy_control", "__init__.py"), "w") as f:
+        f.write(f"__path__ = [{src!r}, {devel!r}]\n"
+                f"__file__ = {os.path.join(src, '__init__.py')!r}\n"
+                f"with open(__file__) as _f:\n    exec(compile(_f.read(), __file__, 'exec'))\n")
+    return shim
+
+
 def probe_node(root: str, idle: float, robot: str = "arm") -> Dict[str, Any]:
     """The example robot under roslaunch running ``root``'s code: idle CPU of the driver process."""
-    out = subprocess.run([sys.executable, os.path.join(HERE, "bench_node.py"), "--idle", str(idle),
-                          "--robot", robot, "--src", os.path.join(root, "src"), "--json"],
-                         capture_output=True, text=True, timeout=180 + idle)
+    cmd = [sys.executable, os.path.join(HERE, "bench_node.py"), "--idle", str(idle), "--robot", robot, "--json"]
+    first = node_pythonpath(root)
+    if first:
+        cmd += ["--pythonpath", first]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=180 + idle)
     return _result(out, f"roslaunch of {root}")
 
 
