@@ -144,7 +144,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--idle", type=float, default=10.0)
     ap.add_argument("--robot", default="arm")
-    ap.add_argument("--pythonpath", default=None, help="first on the nodes' PYTHONPATH (another tree's code)")
+    ap.add_argument("--pythonpath", default=None,
+                    help="first on the nodes' PYTHONPATH (another tree's code)")
     ap.add_argument("--json", action="store_true", help="print one line: RESULT <json>")
     args = ap.parse_args()
     res = run(args.idle, args.robot, args.pythonpath)

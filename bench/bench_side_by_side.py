@@ -202,7 +202,8 @@ def node_pythonpath(root: str) -> Optional[str]:
 
 def probe_node(root: str, idle: float, robot: str = "arm") -> Dict[str, Any]:
     """The example robot under roslaunch running ``root``'s code: idle CPU of the driver process."""
-    cmd = [sys.executable, os.path.join(HERE, "bench_node.py"), "--idle", str(idle), "--robot", robot, "--json"]
+    cmd = [sys.executable, os.path.join(HERE, "bench_node.py"), "--idle", str(idle), "--robot", robot,
+           "--json"]
     first = node_pythonpath(root)
     if first:
         cmd += ["--pythonpath", first]
