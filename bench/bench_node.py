@@ -76,8 +76,8 @@ def wait_master(master: str, timeout: float = 30.0) -> bool:
 
 def run(idle: float = 10.0, robot: str = "arm", pythonpath: Optional[str] = None) -> Dict[str, Any]:
     """One launch; ``pythonpath``: put first on the nodes' PYTHONPATH, e.g. to run another tree's code
-    (``bench_side_by_side.node_pythonpath``; the launch files and messages stay this workspace's).  rospy allows one
-    ``init_node`` per process: run it in a fresh interpreter for each launch (``--json``)."""
+    (``bench_side_by_side.node_pythonpath``; the launch files and messages stay this workspace's).
+    rospy allows one ``init_node`` per process: run it in a fresh interpreter per launch (``--json``)."""
     port = free_port()
     master = f"http://localhost:{port}"
     env = dict(os.environ, ROS_MASTER_URI=master)
