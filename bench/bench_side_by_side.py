@@ -12,9 +12,11 @@ current / baseline (or Python / C++): on a shared machine the absolute figures m
   (``MiddlewareRobotHW.write``), ``work`` (the three together, and its wall time, measured in runs of
   their own: the parts' probes cost a few microseconds each and are not counted in it);
 * ratios (:func:`run_ratios`): the idle example arm under roslaunch (driver process CPU,
-  :mod:`bench_node`), and ``cm.update`` for 12 joints back to back and paced at 1 kHz
-  (:mod:`bench_controller_manager`), each tree's own bench code in a fresh interpreter, plus the
-  C++ ``controller_manager`` anchor in the same rounds when its harness is built.
+  :mod:`bench_node`), the quadruped under roslaunch at 320 Hz buses and a 500 Hz loop with a trajectory
+  executing (driver CPU, worst bus rate, :mod:`bench_quadruped_node`), and ``cm.update`` for 12 joints
+  back to back and paced at 1 kHz (:mod:`bench_controller_manager`), each tree's own bench code in a
+  fresh interpreter, plus the C++ ``controller_manager`` anchor in the same rounds when its harness is
+  built.
 
 The baseline is a git revision (default :data:`BASELINE`, the main this work started from), checked
 out as a ``git worktree`` under ``.ws/baseline/<rev>`` (created once, reused) and run against the
@@ -211,17 +213,30 @@ def probe_node(root: str, idle: float, robot: str = "arm") -> Dict[str, Any]:
     return _result(out, f"roslaunch of {root}")
 
 
+def probe_quadruped(root: str, window: float) -> Dict[str, Any]:
+    """The quadruped under roslaunch (buses 320 Hz, loop 500 Hz, a trajectory executing) running
+    ``root``'s code: driver CPU and each bus's rate (:mod:`bench_quadruped_node`)."""
+    cmd = [sys.executable, os.path.join(HERE, "bench_quadruped_node.py"), "--window", str(window), "--json"]
+    first = node_pythonpath(root)
+    if first:
+        cmd += ["--pythonpath", first]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=240 + window)
+    return _result(out, f"roslaunch of the quadruped in {root}")
+
+
 def _median(values: List[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
 def run_ratios(baseline: str = BASELINE, rounds: int = 2, idle: float = 8.0, cycles: int = 10000,
                anchor: Optional[Callable[[int], Dict[str, float]]] = None,
-               node: bool = True) -> Dict[str, Any]:
-    """Idle arm (driver process CPU) and ``cm.update`` (12 joints, tight and paced) for the baseline
-    and this tree, alternating per round; the C++ anchor (``anchor(cycles)`` -> ``{"tight": us,
-    "paced": us}``) in the same rounds.  Per figure: each tree's per-round values, their median and
-    the ratio current / baseline (and / C++); a figure missing in this run is None, with ``why``."""
+               node: bool = True, quadruped: float = 10.0) -> Dict[str, Any]:
+    """Idle arm (driver process CPU), the quadruped at 320 Hz buses and a 500 Hz loop with a trajectory
+    executing (driver CPU, worst bus rate; ``quadruped`` s of window, 0: skipped) and ``cm.update`` (12
+    joints, tight and paced) for the baseline and this tree, alternating per round; the C++ anchor
+    (``anchor(cycles)`` -> ``{"tight": us, "paced": us}``) in the same rounds. Per figure: each tree's
+    per-round values, their median and the ratio current / baseline (and / C++); a figure missing in
+    this run is None, with ``why``."""
     trees: Dict[str, str] = {"current": ROOT}
     old = export(baseline)
     if old is not None:
@@ -251,10 +266,18 @@ def run_ratios(baseline: str = BASELINE, rounds: int = 2, idle: float = 8.0, cyc
                 add(name, "idle_driver_cpu_pct", r.get("idle_driver_cpu_pct"))
                 add(name, "idle_sim_cpu_pct", r.get("idle_sim_cpu_pct"))
                 add(name, "startup_s", r.get("startup_s"))
+            if node and quadruped > 0:
+                r = probe_quadruped(root, quadruped)
+                if "error" in r:
+                    errors.append(f"{name} quadruped: {r['error']}")
+                add(name, "quad_driver_cpu_pct", r.get("driver_cpu_pct"))
+                add(name, "quad_sim_cpu_pct", r.get("sim_cpu_pct"))
+                rates = r.get("bus_rate_pct") or {}
+                add(name, "quad_worst_bus_pct", min(rates.values()) if rates else None)
     med = {name: {k: _median(v) for k, v in keys.items()} for name, keys in raw.items()}
     out: Dict[str, Any] = {"baseline": baseline if old is not None else None, "rounds": rounds,
                            "raw": raw, "median": med, "errors": errors, "ratios": {}}
-    for key in ("idle_driver_cpu_pct", "cm_tight", "cm_paced"):
+    for key in ("idle_driver_cpu_pct", "quad_driver_cpu_pct", "cm_tight", "cm_paced"):
         now, base = med["current"].get(key), med.get("baseline", {}).get(key)
         out["ratios"][f"{key} / baseline"] = now / base if now and base else None
     for key in ("cm_tight", "cm_paced"):
@@ -272,6 +295,7 @@ def main() -> None:
                     help="idle arm and cm.update ratios (and the C++ anchor) instead of the loop work")
     ap.add_argument("--no-node", action="store_true", help="--ratios without the roslaunch of the arm")
     ap.add_argument("--idle", type=float, default=8.0)
+    ap.add_argument("--quadruped", type=float, default=10.0, help="s of the quadruped's window (0: skip)")
     ap.add_argument("--anchor", default=os.environ.get("ANCHOR_BENCH", ""),
                     help="path of the C++ anchor_bench harness (run_all.run_anchor)")
     args = ap.parse_args()
@@ -281,7 +305,8 @@ def main() -> None:
             import run_all
             path = args.anchor
             anchor = lambda cycles: run_all.run_anchor(path, cycles)  # noqa: E731
-        res = run_ratios(args.baseline, args.rounds, args.idle, anchor=anchor, node=not args.no_node)
+        res = run_ratios(args.baseline, args.rounds, args.idle, anchor=anchor, node=not args.no_node,
+                         quadruped=args.quadruped)
         print(json.dumps(res, indent=2))
         return
     res = run(args.baseline, args.duration, args.rounds)

@@ -8,12 +8,13 @@ Scenarios (each short, the whole run well under 3 minutes):
   driver's threads (simulator counted apart), control-loop work, action latency; and the same at the
   default rates (buses 300 Hz, loop 200 Hz);
 * side by side in one run (:func:`bench_side_by_side.run_ratios`), rounds alternating between the
-  baseline commit (a ``git worktree`` under ``.ws/baseline/``) and this tree: the idle example arm
-  under roslaunch (driver process CPU, start-up), and ``cm.update`` with joint_state_controller + JTC
-  executing, 12 joints (:mod:`bench_controller_manager`), back to back and paced at 1 kHz, next to
-  the C++ ros_control anchor when its harness is built (``bench/build_anchor.sh``; or
-  ``ANCHOR_BENCH=<path>``; it needs a ROS master, started here on a private port).  These rows give
-  ratios, and a figure not measured in the run says so;
+  baseline commit (a ``git worktree`` under ``.ws/baseline/``) and this tree: the idle example arm under
+  roslaunch (driver process CPU, start-up), the quadruped under roslaunch at 320 Hz buses and a 500 Hz
+  loop with a trajectory executing (driver CPU, worst bus rate), and ``cm.update`` with
+  joint_state_controller + JTC executing, 12 joints (:mod:`bench_controller_manager`), back to back and
+  paced at 1 kHz, next to the C++ ros_control anchor when its harness is built
+  (``bench/build_anchor.sh``; or ``ANCHOR_BENCH=<path>``; it needs a ROS master, started here on a
+  private port). These rows give ratios, and a figure not measured in the run says so;
 * bus request/reply cost, 12 MIT motors on one bus at 500 Hz vs. the python-can floor for the same
   frames (:mod:`bench_middleware`);
 * the example arm on each motor protocol (:mod:`bench_protocols`): the bus thread's CPU per cycle and
@@ -149,6 +150,21 @@ def ratio_rows(res: Dict[str, Any], anchor_path: str, node_ok: bool) -> List[Row
                      target(r, 0.5).replace("x", "x baseline", 1)))
         rows.append(("", "start-up: roslaunch -> first /joint_states", val(now, "startup_s", "s", 2),
                      f"baseline {val(base, 'startup_s', 's', 2)}", ""))
+    sc = (f"quadruped under roslaunch, buses 320 Hz, loop 500 Hz, trajectory executing: this tree / "
+          f"{why_base}, same run")
+    if not node_ok:
+        rows.append((sc, "driver process CPU / worst bus rate", NOT_MEASURED, "no roslaunch", ""))
+    else:
+        r = ratios.get("quad_driver_cpu_pct / baseline")
+        rows.append((sc, "driver process CPU, ratio to the baseline", ratio_cell(r),
+                     f"{val(now, 'quad_driver_cpu_pct', '%')} vs {val(base, 'quad_driver_cpu_pct', '%')}; "
+                     f"simulator {val(now, 'quad_sim_cpu_pct', '%')} vs {val(base, 'quad_sim_cpu_pct', '%')}",
+                     target(r, 0.6).replace("x", "x baseline", 1)))
+        worst = now.get("quad_worst_bus_pct")
+        ok = worst is not None and worst == worst
+        rows.append(("", "bus cycle rate reached, worst bus", val(now, "quad_worst_bus_pct", "%", 2),
+                     f"baseline {val(base, 'quad_worst_bus_pct', '%', 2)}",
+                     ">= 99.5 %" + (verdict(worst >= 99.5) if ok else "")))
     sc = f"cm.update, JSC + JTC executing, 12 joints, CPU per call: this tree / {why_cpp}, same run"
     for key, mode, limit in (("cm_tight", "back to back", 6.0), ("cm_paced", "paced at 1 kHz", 3.0)):
         r = ratios.get(f"{key} / C++")
@@ -308,7 +324,8 @@ def main() -> int:
     node_ok = bool(shutil.which("roslaunch"))
     try:
         ratios = bench_side_by_side.run_ratios(rounds=1 if args.quick else 2, idle=5.0 if args.quick else 8.0,
-                                               cycles=cycles, anchor=anchor, node=node_ok)
+                                               cycles=cycles, anchor=anchor, node=node_ok,
+                                               quadruped=5.0 if args.quick else 10.0)
     except Exception as err:  # noqa: BLE001 -- one failed scenario must not lose the table
         ratios = {"error": repr(err), "median": {}, "ratios": {}, "baseline": None}
     results["side_by_side"] = ratios
