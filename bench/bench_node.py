@@ -17,6 +17,7 @@ Usage: source tools/env.sh && /usr/bin/python3 bench/bench_node.py [--idle 10] [
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import socket
@@ -73,10 +74,16 @@ def wait_master(master: str, timeout: float = 30.0) -> bool:
     return False
 
 
-def run(idle: float = 10.0, robot: str = "arm") -> Dict[str, Any]:
+def run(idle: float = 10.0, robot: str = "arm", pythonpath: Optional[str] = None) -> Dict[str, Any]:
+    """One launch; ``pythonpath``: put first on the nodes' PYTHONPATH, e.g. to run another tree's code
+    (``bench_side_by_side.node_pythonpath``; the launch files and messages stay this workspace's).
+    rospy allows one ``init_node`` per process: run it in a fresh interpreter per launch (``--json``)."""
     port = free_port()
     master = f"http://localhost:{port}"
     env = dict(os.environ, ROS_MASTER_URI=master)
+    if pythonpath:
+        paths = [pythonpath] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env["PYTHONPATH"] = os.pathsep.join(paths)
     out: Dict[str, Any] = {"robot": robot}
     core = subprocess.Popen(["roscore", "-p", str(port)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env=env, start_new_session=True)
@@ -137,8 +144,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--idle", type=float, default=10.0)
     ap.add_argument("--robot", default="arm")
+    ap.add_argument("--pythonpath", default=None,
+                    help="first on the nodes' PYTHONPATH (another tree's code)")
+    ap.add_argument("--json", action="store_true", help="print one line: RESULT <json>")
     args = ap.parse_args()
-    for k, v in run(args.idle, args.robot).items():
+    res = run(args.idle, args.robot, args.pythonpath)
+    if args.json:
+        print("RESULT " + json.dumps(res))
+        sys.stdout.flush()
+        os._exit(0)  # rospy's threads: do not wait for them
+    for k, v in res.items():
         print(f"{k:>22}: {v}")
     sys.exit(0)
 

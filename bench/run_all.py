@@ -7,11 +7,14 @@ Scenarios (each short, the whole run well under 3 minutes):
   control loop at 500 Hz, JTC executing -- late cycles, faults, bus rate reached, CPU % of the
   driver's threads (simulator counted apart), control-loop work, action latency; and the same at the
   default rates (buses 300 Hz, loop 200 Hz);
-* ``cm.update`` with joint_state_controller + JTC executing, 12 joints (:mod:`bench_controller_manager`),
-  back to back and paced at 1 kHz, next to the C++ ros_control anchor when its harness is built
-  (``ANCHOR_BENCH=<path to anchor_bench>``, or ``anchor_ws/devel/lib/anchor_bench/anchor_bench`` in the
-  temporary directory, where the harness's build recipe puts it; it needs a ROS master, started here
-  on a private port);
+* side by side in one run (:func:`bench_side_by_side.run_ratios`), rounds alternating between the
+  baseline commit (a ``git worktree`` under ``.ws/baseline/``) and this tree: the idle example arm under
+  roslaunch (driver process CPU, start-up), the quadruped under roslaunch at 320 Hz buses and a 500 Hz
+  loop with a trajectory executing (driver CPU, worst bus rate), and ``cm.update`` with
+  joint_state_controller + JTC executing, 12 joints (:mod:`bench_controller_manager`), back to back and
+  paced at 1 kHz, next to the C++ ros_control anchor when its harness is built
+  (``bench/build_anchor.sh``; or ``ANCHOR_BENCH=<path>``; it needs a ROS master, started here on a
+  private port). These rows give ratios, and a figure not measured in the run says so;
 * bus request/reply cost, 12 MIT motors on one bus at 500 Hz vs. the python-can floor for the same
   frames (:mod:`bench_middleware`);
 * the example arm on each motor protocol (:mod:`bench_protocols`): the bus thread's CPU per cycle and
@@ -38,7 +41,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -46,17 +48,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import bench_control_loop  # noqa: E402
-import bench_controller_manager  # noqa: E402
 import bench_downlink  # noqa: E402
 import bench_middleware  # noqa: E402
-import bench_node  # noqa: E402
 import bench_protocols  # noqa: E402
 import bench_side_by_side  # noqa: E402
 
 #: the baseline's median loop work (us) on the host where the 70 us target was set
 BASELINE_WORK_US = 142.0
+#: the commit of that figure: the loop work's target is scaled by what it measures in this run
+LOOP_WORK_BASELINE = "0fb1cef"
 
-ANCHOR_DEFAULT = os.path.join(tempfile.gettempdir(), "anchor_ws", "devel", "lib", "anchor_bench",
+#: where bench/build_anchor.sh builds the C++ harness
+ANCHOR_DEFAULT = os.path.join(os.path.dirname(HERE), ".ws", "anchor_ws", "devel", "lib", "anchor_bench",
                               "anchor_bench")
 
 Row = Tuple[str, str, str, str, str]  # scenario, metric, value, reference, target (met?)
@@ -111,11 +114,69 @@ def split(r: Dict[str, Any]) -> str:
         fmt(pct.get("simulator", 0.0)), fmt(pct.get("bus threads", 0.0)), fmt(pct.get("control loop", 0.0)))
 
 
-def cm_update(cycles: int, paced: bool) -> Dict[str, float]:
-    cpu, wall, status = bench_controller_manager.bench(12, cycles, "position", False, paced=paced)
-    cpu.sort()
-    return {"median": statistics.median(cpu), "p99": cpu[int(0.99 * (len(cpu) - 1))],
-            "wall_median": statistics.median(wall), "goal_status": status}
+NOT_MEASURED = "not measured in this run"
+
+
+def ratio_cell(r: Optional[float]) -> str:
+    return f"{r:.2f}x" if r is not None else NOT_MEASURED
+
+
+def ratio_rows(res: Dict[str, Any], anchor_path: str, node_ok: bool) -> List[Row]:
+    """Rows of :func:`bench_side_by_side.run_ratios`: each figure with the baseline's and the C++ one
+    measured in the same rounds, the ratio, and the target as a ratio; a figure missing in this run
+    says so instead of borrowing one from another run."""
+    med, ratios, rev = res.get("median", {}), res.get("ratios", {}), res.get("baseline")
+    now, base, cpp = med.get("current", {}), med.get("baseline", {}), med.get("cpp", {})
+    why_base = f"baseline {rev}" if rev else f"baseline {bench_side_by_side.BASELINE}: {NOT_MEASURED}"
+    why_cpp = "C++ anchor" if anchor_path else f"C++ anchor not built (bench/build_anchor.sh): {NOT_MEASURED}"
+    rows: List[Row] = []
+    if "error" in res:
+        rows.append(("side by side (one run)", "all rows", NOT_MEASURED, str(res["error"]), ""))
+        return rows
+
+    def val(d: Dict[str, float], key: str, unit: str, digits: int = 1) -> str:
+        v = d.get(key)
+        return f"{fmt(v, digits)} {unit}" if v is not None and v == v else NOT_MEASURED
+
+    def target(r: Optional[float], limit: float) -> str:
+        return f"<= {limit}x" + (verdict(r <= limit) if r is not None else "")
+
+    sc = f"idle arm under roslaunch, default rates: this tree / {why_base}, same run"
+    if not node_ok:
+        rows.append((sc, "driver process CPU", NOT_MEASURED, "no roslaunch", "<= 0.5x baseline"))
+    else:
+        r = ratios.get("idle_driver_cpu_pct / baseline")
+        rows.append((sc, "driver process CPU, ratio to the baseline", ratio_cell(r),
+                     f"{val(now, 'idle_driver_cpu_pct', '%')} vs {val(base, 'idle_driver_cpu_pct', '%')}; "
+                     f"simulator {val(now, 'idle_sim_cpu_pct', '%')} vs {val(base, 'idle_sim_cpu_pct', '%')}",
+                     target(r, 0.5).replace("x", "x baseline", 1)))
+        rows.append(("", "start-up: roslaunch -> first /joint_states", val(now, "startup_s", "s", 2),
+                     f"baseline {val(base, 'startup_s', 's', 2)}", ""))
+    sc = (f"quadruped under roslaunch, buses 320 Hz, loop 500 Hz, trajectory executing: this tree / "
+          f"{why_base}, same run")
+    if not node_ok:
+        rows.append((sc, "driver process CPU / worst bus rate", NOT_MEASURED, "no roslaunch", ""))
+    else:
+        r = ratios.get("quad_driver_cpu_pct / baseline")
+        rows.append((sc, "driver process CPU, ratio to the baseline", ratio_cell(r),
+                     f"{val(now, 'quad_driver_cpu_pct', '%')} vs {val(base, 'quad_driver_cpu_pct', '%')}; "
+                     f"simulator {val(now, 'quad_sim_cpu_pct', '%')} vs {val(base, 'quad_sim_cpu_pct', '%')}",
+                     target(r, 0.6).replace("x", "x baseline", 1)))
+        worst = now.get("quad_worst_bus_pct")
+        ok = worst is not None and worst == worst
+        rows.append(("", "bus cycle rate reached, worst bus", val(now, "quad_worst_bus_pct", "%", 2),
+                     f"baseline {val(base, 'quad_worst_bus_pct', '%', 2)}",
+                     ">= 99.5 %" + (verdict(worst >= 99.5) if ok else "")))
+    sc = f"cm.update, JSC + JTC executing, 12 joints, CPU per call: this tree / {why_cpp}, same run"
+    for key, mode, limit in (("cm_tight", "back to back", 6.0), ("cm_paced", "paced at 1 kHz", 3.0)):
+        r = ratios.get(f"{key} / C++")
+        rb = ratios.get(f"{key} / baseline")
+        rows.append((sc, f"{mode}: ratio to C++", ratio_cell(r),
+                     f"{val(now, key, 'us', 2)} vs C++ {val(cpp, key, 'us', 2)}; baseline "
+                     f"{val(base, key, 'us', 2)} ({ratio_cell(rb)} of it)",
+                     target(r, limit).replace("x", "x C++", 1)))
+        sc = ""
+    return rows
 
 
 def write_plots(q: Dict[str, Any], out_dir: str) -> List[str]:
@@ -211,9 +272,10 @@ def main() -> int:
                  f"accept() itself {fmt(q['accept_ms'], 2)} ms",
                  "<= 6 ms (2 periods + 2 ms)" + verdict(q["action_latency_max_ms"] <= 6.0)))
 
-    print(f"quadruped loop work, side by side with {bench_side_by_side.BASELINE} ...", file=sys.stderr)
+    print(f"quadruped loop work, side by side with {LOOP_WORK_BASELINE} ...", file=sys.stderr)
     try:
-        sbs = bench_side_by_side.run(duration=2.0 if args.quick else 4.0, rounds=1 if args.quick else 2)
+        sbs = bench_side_by_side.run(LOOP_WORK_BASELINE, duration=2.0 if args.quick else 4.0,
+                                     rounds=1 if args.quick else 2)
     except Exception as err:  # noqa: BLE001 -- one failed scenario must not lose the table
         sbs = {"error": repr(err)}
     results["loop_work_side_by_side"] = sbs
@@ -224,7 +286,7 @@ def main() -> int:
         base = next((v for k, v in sbs.items() if k.startswith("baseline")), {})
         now = sbs["current"]
         for k, part in enumerate(("read", "update", "write", "work")):
-            ref = (f"{bench_side_by_side.BASELINE}: {fmt(base[part]['median_us'])} / "
+            ref = (f"{LOOP_WORK_BASELINE}: {fmt(base[part]['median_us'])} / "
                    f"{fmt(base[part]['p99_us'])} us" if part in base else "baseline not available")
             target = ""
             if part == "work":
@@ -258,40 +320,19 @@ def main() -> int:
     rows.append((sc3, "driver CPU (all threads but the simulator)", f"{fmt(d['driver_cpu_pct'])} %",
                  split(d), ""))
 
-    print("cm.update ...", file=sys.stderr)
-    tight = cm_update(cycles, False)
-    paced = cm_update(cycles // 2, True)
-    results["cm_update"] = {"tight": tight, "paced": paced}
-    anchor: Dict[str, float] = {}
-    if args.anchor and os.path.exists(args.anchor) and shutil.which("roscore"):
-        print("C++ anchor ...", file=sys.stderr)
-        anchor = run_anchor(args.anchor, cycles // 2)
-    results["cm_update"]["cpp"] = anchor
-    sc4 = "cm.update, JSC + JTC executing, 12 joints (CPU per call)"
-    for mode, r in (("back to back", tight), ("paced at 1 kHz", paced)):
-        key = "tight" if mode == "back to back" else "paced"
-        cpp = anchor.get(key)
-        ratio = r["median"] / cpp if cpp else float("nan")
-        rows.append((sc4, f"{mode}: median / p99", f"{fmt(r['median'])} / {fmt(r['p99'])} us",
-                     f"C++ {fmt(cpp, 2) if cpp else 'not built'} us, ratio {fmt(ratio)}x",
-                     "<= 6x C++" + (verdict(ratio <= 6.0) if cpp else "")))
-
-    print("arm under roslaunch (start-up, idle CPU) ...", file=sys.stderr)
-    node: Dict[str, Any] = {"error": "no roslaunch"}
-    if shutil.which("roslaunch"):
-        node = bench_node.run(idle=5.0 if args.quick else 10.0)
-    results["arm_node"] = node
-    if "error" in node:
-        rows.append(("arm under roslaunch", "start-up / idle CPU", "n/a", node["error"], ""))
-    else:
-        rows.append(("arm at default rates, idle (roslaunch, real nodes)", "driver process CPU",
-                     f"{fmt(node['idle_driver_cpu_pct'])} %",
-                     f"simulator process {fmt(node['idle_sim_cpu_pct'])} %, {node['driver_threads']} threads",
-                     "<= 10 %" + verdict(node["idle_driver_cpu_pct"] <= 10.0)))
-        rows.append(("start-up: master up, roslaunch -> first /joint_states", "seconds",
-                     f"{fmt(node['startup_s'], 2)} s", "roslaunch + driver + simulator handshake",
-                     "<= 3 s" + verdict(node["startup_s"] <= 3.0)))
-
+    print("side by side in one run: idle arm, cm.update (baseline, this tree, C++) ...", file=sys.stderr)
+    usable = args.anchor and os.path.exists(args.anchor) and shutil.which("roscore")
+    anchor_path = args.anchor if usable else ""
+    anchor = (lambda n: run_anchor(anchor_path, n)) if anchor_path else None
+    node_ok = bool(shutil.which("roslaunch"))
+    try:
+        ratios = bench_side_by_side.run_ratios(rounds=1 if args.quick else 2, idle=5.0 if args.quick else 8.0,
+                                               cycles=cycles, anchor=anchor, node=node_ok,
+                                               quadruped=5.0 if args.quick else 10.0)
+    except Exception as err:  # noqa: BLE001 -- one failed scenario must not lose the table
+        ratios = {"error": repr(err), "median": {}, "ratios": {}, "baseline": None}
+    results["side_by_side"] = ratios
+    rows.extend(ratio_rows(ratios, anchor_path, node_ok))
     print("bus request/reply ...", file=sys.stderr)
     floor = bench_middleware.run_floor(12, 500.0, dur / 2)
     mw = bench_middleware.run_middleware(12, 500.0, dur / 2, 2000.0)

@@ -211,20 +211,32 @@ class PeriodicWorker:
     :meth:`poll` (called from ``update()``) runs ``work()`` when ``1/rate`` seconds of ROS time have
     passed.  Exceptions in ``work()`` are logged (throttled), never raised.
 
+    Idle sleep (threaded mode, with ``pending``): after a ``work()`` that leaves ``pending()`` False
+    (no active goal, no event to relay) the thread sleeps without a timeout until :meth:`wake` (a
+    goal accepted) -- an idle controller's monitor costs nothing.  While ``pending()`` is True it
+    ticks at ``rate`` exactly as without it.  :meth:`poll` in threaded mode wakes a sleeping thread
+    when ``pending()`` became True on the loop's side (an event posted by ``update()``); it only
+    reads one attribute while the thread is ticking.
+
     :param nh: handle that tracks this worker (its shutdown stops the thread).
+    :param pending: True while ``work()`` has something to do (None: tick at ``rate`` always).
     """
 
     JOIN_TIMEOUT = 2.0
 
     def __init__(self, nh, rate: float, work: Callable[[], None], name: str,
-                 synchronous: Optional[bool] = None) -> None:
+                 synchronous: Optional[bool] = None, pending: Optional[Callable[[], bool]] = None) -> None:
         if not (rate > 0.0 and math.isfinite(rate)):
             raise ConfigError(f"{name}: rate must be a positive number, got {rate!r}", nh.namespace)
         self.rate = float(rate)
         self.synchronous = nh.SYNCHRONOUS_REALTIME_PUBLISH if synchronous is None else bool(synchronous)
         self._work = work
         self._name = name
+        self._pending = pending
         self._stop = threading.Event()
+        self._wake = threading.Event()
+        #: the thread sleeps until :meth:`wake` (read by :meth:`poll` on the loop's side)
+        self.idle = False
         self._throttle = Throttle(5.0)
         self._due = PublishRate(rate)
         self._thread: Optional[threading.Thread] = None
@@ -237,8 +249,11 @@ class PeriodicWorker:
         self._due.reset(time)
 
     def poll(self, time: float) -> None:
-        """Synchronous mode: run ``work()`` if due at ROS time ``time`` (no-op when threaded)."""
+        """Synchronous mode: run ``work()`` if due at ROS time ``time``.  Threaded: wake an idle thread
+        when ``pending()`` says there is work again."""
         if self._thread is not None:
+            if self.idle and self._pending is not None and self._pending():
+                self.wake()
             return
         due = self._due
         if due.last is None:
@@ -256,12 +271,34 @@ class PeriodicWorker:
             if self._throttle.ready():
                 logger.exception("%s failed", self._name)
 
+    def wake(self) -> None:
+        """Threaded mode: end an idle sleep (the next ``work()`` runs at once); cheap when awake."""
+        if self.idle:
+            self.idle = False
+            self._wake.set()
+
     def _run(self) -> None:
         period = 1.0 / self.rate
+        pending = self._pending
         while not self._stop.wait(period):
             self.run_once()
+            if pending is None or self._stop.is_set():
+                continue
+            self._wake.clear()
+            self.idle = True
+            try:
+                busy = pending()  # after raising ``idle``: a wake() from now on is not lost
+            except Exception:  # noqa: BLE001 - treat as busy: tick as without ``pending``
+                busy = True
+            if busy:
+                self.idle = False
+                continue
+            self._wake.wait()
+            self.idle = False
 
     def shutdown(self) -> None:
         """Stop the thread; idempotent."""
         self._stop.set()
+        self.idle = False
+        self._wake.set()
         join_thread(self._thread, self.JOIN_TIMEOUT, "PeriodicWorker")  # logs one that did not stop
