@@ -146,12 +146,12 @@ def test_the_arm_combined_with_another_robot_hw_is_reset_and_its_controllers_res
     try:
         assert hw.limit_command_steps(0.005)                      # the arm's motors get their cap
         assert hw.middlewares() == [arm.middleware]
-        arm.middleware.set_sim_fault("elbow_motor", "silent", True)
+        sim_of(arm).set_fault("elbow_motor", "silent", True)
         assert wait_until(lambda: "elbow_joint" in hw.faulted_joints())
         resetter = FaultReset(hw, loop)
         ok, message = resetter.reset()
         assert not ok and "still in FAULT: elbow_motor (" in message
-        arm.middleware.set_sim_fault("elbow_motor", "silent", False)
+        sim_of(arm).set_fault("elbow_motor", "silent", False)
         ok, message = resetter.reset()
         assert ok, message
         assert message == "recovered: elbow_motor"
