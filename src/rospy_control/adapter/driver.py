@@ -168,6 +168,7 @@ from rospy_control.control_loop.standalone import (
 )
 from rospy_control.controller_manager import ControllerManager
 from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
+from rospy_control.composition import peer_of
 from rospy_control.exceptions import CommunicationError, ConfigError, RospyControlError
 from rospy_control.hardware_interface import RobotHW
 from rospy_control.log import get_logger
@@ -232,6 +233,8 @@ class Driver:
             robot_hw_nh = self.root_nh if p.robot_hardware_in_namespace else self.root_nh.child("~")
             self.robot_hw = load_robot_hw(self.root_nh, robot_hw_nh)
             self.middleware = self._first_middleware()
+            # a MiddlewareRobotHW listed there with `simulate` was composed with its simulated peer
+            self.simulator = peer_of(self.middleware) if self.middleware is not None else None
         else:
             self._build_middleware_robot_hw()
         # between two command frames a motor never sees a position step larger than its joints' URDF
