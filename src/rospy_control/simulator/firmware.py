@@ -39,7 +39,9 @@ class SimulatedFirmware:
     Build it (this validates every ``<simulation>`` element), then :meth:`start` it on the channel id
     the middleware's channel opens, and :meth:`stop` it after the channel is closed.
 
-    :param units: the channel's units (their ``simulation`` element configures the model).
+    :param units: the channel's units -- the simulator's own, built from the configuration
+        (:class:`~.robot.SimulatedRobot`), not the driver's; their ``simulation`` element configures
+        the model.
     :param settings: the channel's :class:`SimulationSettings`.
     :param master_id: id replies are sent to.
     """

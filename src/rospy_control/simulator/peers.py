@@ -1,8 +1,11 @@
 """Protocol devices in the simulated firmware: which simulated device answers for which unit.
 
 The simulated firmware of a channel (:class:`~.firmware.SimulatedFirmware`) asks :func:`peer_for`
-for every unit first.  A protocol module of this package that simulates a device class offers a
-factory ``peer_for_unit(unit) -> Optional[peer]``; :data:`PEER_FACTORIES` names it by the unit's
+for every unit first.  The units are the simulator's own configuration objects
+(:attr:`~.robot.SimulatedRobot.model`, built from the same hardware description as the driver's,
+never the driver's instances), so whatever a factory records on them stays in the simulator.  A
+protocol module of this package that simulates a device class offers a factory
+``peer_for_unit(unit) -> Optional[peer]``; :data:`PEER_FACTORIES` names it by the unit's
 class name, and it is imported only when a unit of that class is simulated.  A factory returns None
 for a unit it leaves to the firmware's own models (an MIT :class:`~rospy_control.middleware.Motor`
 is a :class:`~.motor.SimulatedMotor` unless it speaks CubeMars V3).
