@@ -165,6 +165,9 @@ class CanChannel:
         self._running = False
         self._closed = False
         self._lock = threading.Lock()
+        #: held for every frame sent on the bus: the channel thread's, and a unit's protocol library
+        #: sending from a thread of its own (CiA 402's SDO worker through canopen, see ``bind_bus``)
+        self.send_lock = threading.Lock()
         self._errors: List[BaseException] = []
         self._throttle = Throttle(5.0)
         self._stall_log = Throttle(self.STALL_LOG_PERIOD)
@@ -374,7 +377,7 @@ class CanChannel:
             # a unit whose protocol library sends on the bus itself (CiA 402 through canopen) gets it
             bind = getattr(u, "bind_bus", None)
             if bind is not None and self._bus is not None:
-                bind(self._bus)
+                bind(self._bus, self.send_lock)
         for u in self.units:
             u.activate(now, enable, self.fault_timeout, self.period, self.command_timeout)
         self._next_t = now
@@ -413,7 +416,8 @@ class CanChannel:
                 if msg is None:
                     continue
                 try:
-                    bus.send(msg, timeout=0.01)
+                    with self.send_lock:
+                        bus.send(msg, timeout=0.01)
                     sent += 1
                     self.frames_sent += 1
                 except (can.CanError, OSError) as err:
@@ -570,6 +574,7 @@ class CanChannel:
                 dispatch(msg, t0)
             # 2. send everything (pipelined)
             send = bus.send
+            send_lock = self.send_lock
             pending = 0
             off = self.bus_off
             track = self.peer_stalled is not None
@@ -581,7 +586,8 @@ class CanChannel:
                 if track:
                     ts = clock()
                 try:
-                    send(msg, 0.001)
+                    with send_lock:
+                        send(msg, 0.001)
                 except (can.CanError, OSError) as err:
                     # the request stays unanswered: the unit counts a miss and faults like a silent
                     # device, so a dead bus cannot go unnoticed

@@ -60,6 +60,7 @@ from rospy_control.devices.actuator import (
 )
 from rospy_control.devices.unit import frame_bits
 from rospy_control.realtime import RealtimeBuffer
+from rospy_control.realtime.threads import join_thread, start_thread
 
 __all__ = ["Cia402Drive", "DEFAULT_EDS"]
 
@@ -139,6 +140,8 @@ class Cia402Drive(ActuatorUnit):
     #: TPDO shows the drive OPERATIONAL (a lost frame must not leave it PRE-OPERATIONAL,
     #: answering SDO but sending no PDO), for at most ``boot_timeout``
     NMT_RETRY = 0.1
+    #: how long deactivate waits for a start-up or reset in progress to end (s)
+    WORKER_JOIN_TIMEOUT = 3.0
 
     def __init__(self, name: str, node_id: int, eds: str = DEFAULT_EDS,
                  counts_per_rev: float = DEFAULT_COUNTS_PER_REV, gear_ratio: float = DEFAULT_GEAR_RATIO,
@@ -202,6 +205,10 @@ class Cia402Drive(ActuatorUnit):
         # worker thread <-> channel thread
         self._lock = threading.Lock()
         self._worker: Optional[threading.Thread] = None
+        #: set to end the worker's waits (deactivate)
+        self._stopping = threading.Event()
+        #: the channel's send lock (bind_bus); a lock of its own until the drive is on a channel
+        self._send_lock = threading.Lock()
         self._result: Optional[Tuple[bool, str]] = None
         self._phase = _IDLE
         #: the drive booted again since it was configured: the next reset configures it from scratch
@@ -439,12 +446,20 @@ class Cia402Drive(ActuatorUnit):
         return self._cmd_buf.read_from_rt().mode
 
     def set_watchdog_mode(self, mode: str) -> None:
+        """:raises ConfigError: an unknown mode, or ``damping`` (as ``hold_mode: none`` asks for), naming
+            the drive's file:line."""
         if mode not in WATCHDOG_MODES:
-            raise ValueError(f"drive '{self.name}': unknown watchdog_mode {mode!r}")
+            raise self._config_error(f"drive '{self.name}': unknown watchdog_mode {mode!r}")
         if mode == "damping":
-            raise ValueError(f"CiA 402 drive '{self.name}' has no damping command: watchdog_mode 'damping' "
-                             "is not available (use 'position' or 'none')")
+            raise self._config_error(f"CiA 402 drive '{self.name}' has no damping command: watchdog_mode "
+                                     "'damping' is not available (use 'position' or 'none')")
         self.watchdog_mode = mode
+
+    def _config_error(self, message: str) -> ConfigError:
+        source, _, line = self.where.rpartition(":")
+        if source and line.isdigit():
+            return ConfigError(message, source=source, line=int(line))
+        return ConfigError(message, source=self.where or None)
 
     @property
     def watchdog_active(self) -> bool:
@@ -471,11 +486,16 @@ class Cia402Drive(ActuatorUnit):
         return self._limited
 
     # -- the bus -------------------------------------------------------------------------------------------
-    def bind_bus(self, bus: can.BusABC) -> None:
-        """The channel's open bus: the canopen network sends through it (never a second bus handle)."""
+    def bind_bus(self, bus: can.BusABC, send_lock: Optional[threading.Lock] = None) -> None:
+        """The channel's open bus and its send lock: the canopen network (the SDO worker) sends through
+        that bus under that lock, the one the channel's own thread holds for its sends, so a bus has one
+        send path (never a second bus handle, never two unsynchronised senders)."""
         self._bus = bus
         self.net.bus = bus
         self.net.network.bus = bus
+        if send_lock is not None:
+            self._send_lock = send_lock
+            self.net.network.send_lock = send_lock
         with _SYNC_LOCK:
             group = _SYNC_GROUPS.setdefault(id(bus), [])
             if self not in group:
@@ -498,6 +518,7 @@ class Cia402Drive(ActuatorUnit):
 
     def deactivate(self) -> None:
         super().deactivate()
+        self._stop_worker()
         self._phase = _IDLE
         with _SYNC_LOCK:
             if self._group is not None and self in self._group:
@@ -511,9 +532,20 @@ class Cia402Drive(ActuatorUnit):
         with self._lock:
             self._result = None
         cmd = self._cmd_buf.read_from_rt()
-        self._worker = threading.Thread(target=self._work, args=(first, cmd), daemon=True,
-                                        name=f"cia402.{self.name}")
-        self._worker.start()
+        self._stopping.clear()
+        self._worker = start_thread(self._work, f"cia402.{self.name}", args=(first, cmd))
+
+    def _stop_worker(self) -> bool:
+        """End a start-up or reset still running (its waits end at once) and join its thread."""
+        worker = self._worker
+        if worker is None:
+            return True
+        self._stopping.set()
+        self.net.cancel_waits()
+        if not join_thread(worker, self.WORKER_JOIN_TIMEOUT, owner=f"drive '{self.name}'"):
+            return False
+        self._worker = None
+        return True
 
     def poll(self, now: float) -> Optional[can.Message]:
         self._published_mode = self._state.mode  # type: ignore[union-attr]
@@ -536,7 +568,8 @@ class Cia402Drive(ActuatorUnit):
         last = self._sync_msg if producer else (out.pop() if out else None)
         for msg in out:
             try:
-                self._bus.send(msg, 0.001)  # type: ignore[union-attr]
+                with self._send_lock:
+                    self._bus.send(msg, 0.001)  # type: ignore[union-attr]
             except (can.CanError, OSError) as err:
                 logger.warning("drive '%s': could not send RPDO 0x%03X: %s", self.name, msg.arbitration_id,
                                err)
@@ -892,7 +925,8 @@ class Cia402Drive(ActuatorUnit):
         if first:
             # NMT reset, boot-up, then the whole configuration in PRE-OPERATIONAL; a reset of a drive
             # that did not reboot keeps it and only re-enables (a few SDOs, well within ~reset_faults)
-            net.reset_and_wait_for_bootup(n, self.boot_timeout)
+            net.reset_and_wait_for_bootup(n, self.boot_timeout, stop=self._stopping)
+            self._check_stopping()
             if self.heartbeat > 0:
                 self._w(sdo, co.HEARTBEAT_PRODUCER, int(round(self.heartbeat * 1000.0)))
             self._interpolation_period(sdo)
@@ -928,6 +962,7 @@ class Cia402Drive(ActuatorUnit):
         again = start + self.NMT_RETRY
         sent = 1
         while self._tpdos_heard == heard:
+            self._check_stopping()
             now = time.monotonic()
             if now - start > self.boot_timeout:
                 state = self._hb_state
@@ -966,7 +1001,13 @@ class Cia402Drive(ActuatorUnit):
                 raise _Failed(f"{err}: set the channel's rate to match, or a period the drive "
                               "accepts") from None
 
+    def _check_stopping(self) -> None:
+        if self._stopping.is_set():
+            raise _Failed(f"CANopen node {self.node_id}: the start-up was stopped (the drive was "
+                          "deactivated)")
+
     def _statusword(self, sdo: Any) -> Tuple[int, str]:
+        self._check_stopping()
         sw = self._r(sdo, co.STATUSWORD)
         return sw, co.decode_statusword(sw)
 
