@@ -66,7 +66,7 @@ class Cia402BringUp:
     _phase: str
     _hb_silence: float
     _event_sent: Dict[int, Tuple[bytes, float]]
-    _step_last: Optional[float]
+    _step_cap: Any
     _probing: bool
     _probe_ok: bool
     _probe_error: Optional[str]
@@ -106,7 +106,7 @@ class Cia402BringUp:
             self._phase = RUNNING
             self._hb_silence = 0.0
             self._event_sent.clear()
-            self._step_last = None
+            self._step_cap.forget()
             if self._probing:
                 self._probe_ok = True
             else:

@@ -55,7 +55,9 @@ from rospy_control.devices.cia402.pdo_mapping import Cia402PdoMapping, parse_pdo
 from rospy_control.devices.actuator import (
     WATCHDOG_MODES, ActuatorUnit, Capabilities, ControlMode, MotorState, UnsupportedCommand,
 )
+from rospy_control.devices.step_cap import PositionStepCap
 from rospy_control.devices.unit import frame_bits
+from rospy_control.devices.watchdog import CommandWatchdog
 from rospy_control.realtime import RealtimeBuffer
 
 __all__ = ["Cia402Drive", "DEFAULT_EDS"]
@@ -193,14 +195,8 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, ActuatorUnit):
         self._event_sent: Dict[int, Tuple[bytes, float]] = {}
         self._pos = self._vel = self._eff = 0.0
         self._err = 0
-        self._step: Optional[float] = None
-        self._step_last: Optional[float] = None
-        self._limited = 0
-        self._cmd_timeout = 0.0
-        self._wd_seen = 0
-        self._wd_since = 0.0
-        self._wd_active = False
-        self._wd_hold: Optional[_Cmd] = None
+        self._step_cap = PositionStepCap(name)
+        self._wd = CommandWatchdog()
         self._state = MotorState(name, 0.0, 0.0, 0.0, None, 0, False, ControlMode.NONE, ControlMode.NONE,
                                  False, "", 0.0, False, 0.0, False)
 
@@ -365,27 +361,22 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, ActuatorUnit):
 
     @property
     def watchdog_active(self) -> bool:
-        return self._wd_active
+        return self._wd.active
 
     @property
     def command_count(self) -> int:
         return self._cmd_buf.sequence()
 
     def set_max_position_step(self, step: Optional[float]) -> None:
-        if not step:
-            self._step = None
-            return
-        if not step > 0.0:
-            raise ValueError(f"drive '{self.name}': max position step must be > 0, got {step!r}")
-        self._step = float(step)
+        self._step_cap.set(step)
 
     @property
     def max_position_step(self) -> Optional[float]:
-        return self._step
+        return self._step_cap.step
 
     @property
     def limited_frames(self) -> int:
-        return self._limited
+        return self._step_cap.limited
 
     # -- the bus -------------------------------------------------------------------------------------------
     def bind_bus(self, bus: can.BusABC, send_lock: Optional[threading.Lock] = None) -> None:
@@ -408,13 +399,11 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, ActuatorUnit):
     def activate(self, now: float, enable: bool, fault_timeout: float, period: Optional[float] = None,
                  command_timeout: float = 0.0) -> None:
         super().activate(now, enable, fault_timeout, period, command_timeout)
-        self._cmd_timeout = command_timeout
         self._last_hb = now
         self._hb_silence = 0.0
         self._last_end = now
         self._exit_sent = False
-        self._wd_seen = self._cmd_buf.sequence()
-        self._wd_since = now
+        self._wd.start(now, self._cmd_buf.sequence(), period, command_timeout)
         if enable and self._bus is not None:
             self._start_worker(first=True)
 
@@ -461,47 +450,37 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, ActuatorUnit):
         return last
 
     def _watchdog(self, now: float, seq: int, cmd: _Cmd) -> _Cmd:
-        if seq != self._wd_seen:
-            self._wd_seen = seq
-            self._wd_since = now
-            if self._wd_active:
-                self._wd_active = False
+        """The caller's command after the command watchdog (:mod:`..watchdog`, the rule of every
+        protocol) and the position-step cap (:mod:`..step_cap`)."""
+        wd = self._wd
+        if wd.observe(now, seq):
+            if wd.active:
+                wd.active = False
                 self.emit("watchdog_released", "new command: the watchdog hold ended")
             return self._cap(cmd)
-        if self._wd_active:
-            return self._cap(self._wd_hold or cmd)
-        if seq and self._cmd_timeout > 0.0 and now - self._wd_since >= self._cmd_timeout \
-                and self.watchdog_mode != "none":
+        if wd.active:
+            return self._cap(wd.hold or cmd)
+        if wd.due(seq, self.watchdog_mode):
             if cmd.mode == ControlMode.POSITION:
                 hold = cmd._replace(velocity=0.0)
             else:
                 hold = _Cmd(ControlMode.POSITION, self.direction * self._pos + self.zero_offset)
-            self._wd_hold = hold
-            self._wd_active = True
+            wd.hold = hold
+            wd.active = True
             self.watchdog_trips += 1
-            stale = 1000.0 * (now - self._wd_since)
+            stale = 1000.0 * wd.stale
             self.emit("watchdog_hold", f"no new command for {stale:.0f} ms: holding "
                                        f"position {self.direction * (hold.position - self.zero_offset):.4f}")
             return self._cap(hold)
         return self._cap(cmd)
 
     def _cap(self, cmd: _Cmd) -> _Cmd:
-        if cmd.mode != ControlMode.POSITION or self._step is None:
-            self._step_last = cmd.position if cmd.mode == ControlMode.POSITION else None
+        if cmd.mode != ControlMode.POSITION:
+            self._step_cap.forget()
             return cmd
-        last = self._step_last
-        if last is None and self._received:
-            # the first position target after none (enable, fault, another mode): from where the
-            # drive measures the joint
-            last = self.direction * self._pos + self.zero_offset
-        p = cmd.position
-        if last is not None:
-            p = min(max(p, last - self._step), last + self._step)
-            if p != cmd.position:
-                self._limited += 1
-                cmd = cmd._replace(position=p)
-        self._step_last = p
-        return cmd
+        measured = self.direction * self._pos + self.zero_offset if self._received else None
+        p = self._step_cap.apply(cmd.position, measured)
+        return cmd if p == cmd.position else cmd._replace(position=p)
 
     def end_cycle(self, now: float, on_time: bool = True) -> MotorState:
         self._take_result()
@@ -521,7 +500,7 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, ActuatorUnit):
             self.name, self._pos, self._vel, self._eff, None, self._err,
             self._phase == RUNNING and not fault, self._mode, self._cmd_buf.read_from_rt().mode, fault,
             self._fault_reason, self._last_reply if self._received else 0.0, self._received, self._fault_time,
-            self._wd_active)
+            self._wd.active)
         return self._state
 
     def exit_message(self) -> Optional[can.Message]:
@@ -537,7 +516,7 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, ActuatorUnit):
     # -- fault life cycle ------------------------------------------------------------------------------------
     def on_fault(self) -> None:
         self._exit_sent = False
-        self._wd_active = False
+        self._wd.active = False
         self._phase = CONFIGURING if self._worker is not None and self._worker.is_alive() else IDLE
 
     def on_probe_start(self, now: float) -> None:
@@ -562,6 +541,4 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, ActuatorUnit):
         self._mode = ControlMode.NONE
         self._exit_sent = False
         self._hb_silence = 0.0
-        self._wd_seen = self._cmd_buf.sequence()
-        self._wd_since = now
-        self._wd_active = False
+        self._wd.reset(now, self._cmd_buf.sequence())

@@ -449,27 +449,19 @@ class OdriveAxis(RequestReplyActuator):
         """The caller's command after the command watchdog and the position-step cap (the bookkeeping of
         :class:`RequestReplyActuator`, on decoded values)."""
         seq, cmd = self._cmd_buf.read_with_sequence()
-        if seq != self._wd_seen:
-            self._wd_seen = seq
-            self._wd_stale = 0.0
-            if self._wd_active:
-                self._wd_release()
-        else:
-            dt = now - self._wd_last
-            self._wd_stale += dt if dt < self._wd_cap else self._wd_cap
-        self._wd_last = now
+        if self._wd.observe(now, seq) and self._wd.active:
+            self._wd_release()
         if self._phase != _RUN:
-            self._step_last = None
-        if self._wd_active:
-            if self._wd_applied != self.watchdog_mode:
+            self._step_cap.last = None
+        if self._wd.active:
+            if self._wd.applied != self.watchdog_mode:
                 self._wd_trip(cmd, False)
-            if self._wd_active:
-                cmd = self._wd_hold
-        elif seq and self._cmd_timeout > 0.0 and self._wd_stale >= self._cmd_timeout \
-                and self.watchdog_mode != "none":
+            if self._wd.active:
+                cmd = self._wd.hold
+        elif self._wd.due(seq, self.watchdog_mode):
             self._wd_trip(cmd, True)
-            cmd = self._wd_hold
-        if self._step is not None:
+            cmd = self._wd.hold
+        if self._step_cap.step is not None:
             cmd = self._cap_step(cmd)
         return cmd
 
@@ -567,7 +559,7 @@ class OdriveAxis(RequestReplyActuator):
                 if self._hb_matches >= self.CONFIRM_HEARTBEATS:
                     self._phase = _RUN
                     self._enabled = True
-                    self._step_last = None
+                    self._step_cap.last = None
                     if self._probing:
                         self._probe_ok = True
             else:
@@ -603,7 +595,7 @@ class OdriveAxis(RequestReplyActuator):
             self.name, self._pos, self._vel, self._eff, self._temp, self._err,
             self._enabled and not fault, self._mode, self._cmd_buf.read_from_rt().mode, fault,
             self._fault_reason, self._last_reply if self._received else 0.0, self._received,
-            self._fault_time, self._wd_active)
+            self._fault_time, self._wd.active)
         return s
 
     def _judge_liveness(self, now: float, on_time: bool) -> None:
