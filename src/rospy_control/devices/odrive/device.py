@@ -15,12 +15,17 @@ arrive and polls nothing.  What it sends, one frame per channel cycle:
   (``axis.config.watchdog_timeout``, configured on the device);
 * ``Set_Controller_Mode`` when the command's mode needs another controller mode (POSITION ->
   POSITION_CONTROL, VELOCITY and DAMPING (velocity 0) -> VELOCITY_CONTROL, EFFORT and NONE (torque 0)
-  -> TORQUE_CONTROL; input mode PASSTHROUGH); the mode is confirmed by the second heartbeat after it
-  that shows CLOSED_LOOP_CONTROL without error (a heartbeat has no sequence number: the first may
-  have left before the request was processed);
+  -> TORQUE_CONTROL; input mode PASSTHROUGH) **before** any setpoint of that mode: the frame is not
+  acknowledged, so no setpoint goes out until the second heartbeat after it came without error (a
+  heartbeat has no sequence number: the first may have left before the request was processed), and
+  never a setpoint of one mode while the axis may still be in another (e.g. ``Set_Input_Pos`` in
+  TORQUE_CONTROL); the confirmed mode reported is that of the heartbeats in CLOSED_LOOP_CONTROL;
 * at start-up and as the reset probe, a sequence outside the control path, one frame per cycle:
-  ``Clear_Errors``, the configured gains (``Set_Pos_Gain``, ``Set_Vel_Gains``), ``Set_Controller_Mode``,
-  the first setpoint, then ``Set_Axis_State(CLOSED_LOOP_CONTROL)``; the axis is enabled when two
+  ``Clear_Errors``, the configured gains (``Set_Pos_Gain``, ``Set_Vel_Gains``), ``Set_Controller_Mode``
+  of the hold, confirmed as above, the first setpoint -- the hold the control loop wants, as the
+  command watchdog holds (``watchdog_mode`` position: ``Set_Input_Pos`` at the measured position,
+  damping: velocity 0, none: torque 0), kept until the caller commands --, then
+  ``Set_Axis_State(CLOSED_LOOP_CONTROL)``; the axis is enabled when two
   consecutive heartbeats show CLOSED_LOOP_CONTROL without error.  A heartbeat still showing IDLE,
   with no procedure running, :attr:`OdriveAxis.STATE_RETRY` after the request means the request was
   lost: the sequence is sent again.  If closed loop is not confirmed within ``state_timeout`` the
@@ -152,7 +157,10 @@ class OdriveAxis(RequestReplyActuator):
         self._phase = _WAIT
         self._queue: List[Tuple[int, bytes]] = []
         self._ctrl_sent: Optional[int] = None
-        self._pre_ctrl: Optional[int] = None
+        #: heartbeats still to come before setpoints of the mode just set go out
+        self._ctrl_wait = 0
+        #: the first setpoint of a start-up (kept once closed loop was requested)
+        self._start_cmd: Optional[Command] = None
         self._setpoint_sent = False
         self._state_requested = False
         self._state_req_t = 0.0
@@ -362,13 +370,30 @@ class OdriveAxis(RequestReplyActuator):
                 self.vel_gain, self.vel_integrator_gain if self.vel_integrator_gain is not None else 0.0)))
         self._queue = q
         self._ctrl_sent = None
-        self._pre_ctrl = None
+        self._ctrl_wait = 0
+        self._start_cmd = None
         self._setpoint_sent = False
         self._state_requested = False
         self._hb_matches = 0
         self._hb_since_clear = -(1 << 30)   # heartbeat errors are judged from the 2nd after Clear_Errors
         self._enabled = False
         self._probe_t = now
+
+    def _start_hold(self) -> Command:
+        """The first setpoint, as the control loop holds a joint it does not command (``watchdog_mode``):
+        the measured position (until closed loop is requested, then kept), velocity 0, or torque 0."""
+        if self._state_requested and self._start_cmd is not None:
+            return self._start_cmd
+        wm = self.watchdog_mode
+        if wm == "position":
+            hold = Command(ControlMode.POSITION, self.direction * self._pos + self.zero_offset,
+                           kp=self.position_kp, kd=self.position_kd)
+        elif wm == "damping":
+            hold = Command(ControlMode.DAMPING, kd=self.velocity_kd)
+        else:
+            hold = _LIMP
+        self._start_cmd = hold
+        return hold
 
     def _send_sequence_again(self, now: float) -> None:
         """The axis did not act on Set_Axis_State: send the whole sequence again (a lost Clear_Errors,
@@ -406,18 +431,20 @@ class OdriveAxis(RequestReplyActuator):
             if cmd_id == od.CMD_CLEAR_ERRORS:
                 self._hb_since_clear = 0
             return self._frame(cmd_id, data)
-        if self._phase != _RUN:
-            cmd = _LIMP      # until closed loop is confirmed: torque 0, never a stale target
+        if self._phase != _RUN or not self._wd.seen:
+            # until closed loop is confirmed and the caller commands: the hold, never a stale target
+            cmd = self._start_hold()
         ctrl = _CONTROL_MODE[cmd.mode]
         if ctrl != self._ctrl_sent:
-            if self._pre_ctrl == ctrl:
-                # the new mode's setpoint went first, so the switch never acts on a stale input
-                self._ctrl_sent = ctrl
-                self._confirm = (cmd.mode, self.CONFIRM_HEARTBEATS)
-                return self._frame(od.CMD_SET_CONTROLLER_MODE,
-                                   od.pack_set_controller_mode(ctrl, od.INPUT_MODE_PASSTHROUGH))
-            self._pre_ctrl = ctrl
-        elif self._phase == _ARMING and self._setpoint_sent and not self._state_requested:
+            # the mode first: no setpoint of a mode goes out before the axis shows it took the mode
+            self._ctrl_sent = ctrl
+            self._ctrl_wait = self.CONFIRM_HEARTBEATS
+            self._confirm = (cmd.mode, self.CONFIRM_HEARTBEATS)
+            return self._frame(od.CMD_SET_CONTROLLER_MODE,
+                               od.pack_set_controller_mode(ctrl, od.INPUT_MODE_PASSTHROUGH))
+        if self._ctrl_wait > 0:
+            return None      # Set_Controller_Mode is not acknowledged: its heartbeats confirm it
+        if self._phase == _ARMING and self._setpoint_sent and not self._state_requested:
             self._state_requested = True
             self._state_req_t = now
             self._hb_matches = 0
@@ -541,6 +568,8 @@ class OdriveAxis(RequestReplyActuator):
         judged = self._hb_since_clear >= 2    # the first heartbeat after Clear_Errors may predate it
         closed = hb.axis_state == od.AXIS_STATE_CLOSED_LOOP_CONTROL
         busy = hb.procedure_result == od.PROCEDURE_RESULT_BUSY
+        if self._ctrl_wait > 0 and not err:
+            self._ctrl_wait -= 1     # the heartbeat after the one that may predate the mode confirms it
         if err and judged:
             name = self.error_name(err)
             self.report_error(f"ODrive axis reported {name}", f"axis still reports {name}")
