@@ -1,6 +1,6 @@
 """The protocol-free machinery of an actuator that answers every frame it is sent with one reply:
-:class:`RequestReplyActuator`, with the decoded :class:`Command` and :class:`Reply` a protocol translates
-to and from its frames.
+:class:`RequestReplyActuator`, with the decoded :class:`Command` and :class:`Reply` (:mod:`.command`) a
+protocol translates to and from its frames.
 
 A new protocol subclasses it and writes only its codec -- :meth:`~RequestReplyActuator.encode_command`,
 :meth:`~RequestReplyActuator.decode_reply`, the enable / disable (/ set-zero) frames -- its error table
@@ -12,19 +12,18 @@ Everything else is here, the same for every such device:
 * enable at start-up (and again as the reset probe), disable once on a fault and at shutdown;
 * the device's error code (``Reply.error_code``) and over-temperature fault it at once, named by
   ``ERRORS``; a reset re-enables it and succeeds only on a reply without error;
-* the command watchdog and the position-step cap, both on decoded values (:class:`Command`), before
-  the codec sees them;
+* the command watchdog (:mod:`.watchdog`) and the position-step cap (:mod:`.step_cap`), shared with
+  every protocol, on decoded values (:class:`Command`) before the codec sees them;
 * commands are joint side; the codec sees the device's side (``direction`` and ``zero_offset``
   applied); replies likewise.
 
-See ``docs/writing_a_device.md`` for a complete device built on it
-(:class:`~rospy_control.devices.example.device.ExampleMotor`).
+See ``docs/writing_a_device.md`` for a complete device built on it (:mod:`.example.device`).
 """
 from __future__ import annotations
 
 import abc
 import math
-from typing import Callable, ClassVar, Dict, NamedTuple, Optional, Tuple
+from typing import Callable, ClassVar, Dict, Optional, Tuple
 
 import can
 
@@ -36,6 +35,7 @@ from rospy_control.hardware_config.document import (
 from rospy_control.devices.actuator import (
     WATCHDOG_MODES, ActuatorUnit, ControlMode, MotorState, UnsupportedCommand,
 )
+from rospy_control.devices.command import Command, Reply
 from rospy_control.devices.step_cap import PositionStepCap
 from rospy_control.devices.unit import frame_bits
 from rospy_control.devices.watchdog import CommandWatchdog
@@ -44,34 +44,6 @@ from rospy_control.realtime import RealtimeBuffer
 __all__ = ["Command", "Reply", "RequestReplyActuator"]
 
 logger = get_logger(__name__)
-
-
-class Command(NamedTuple):
-    """One command in the device's own frame (direction and zero offset applied), SI units.
-
-    ``position`` rad, ``velocity`` rad/s, ``effort`` N·m, ``kp`` N·m/rad, ``kd`` N·m·s/rad.  Which fields
-    a mode uses: POSITION position (+ velocity/effort feed-forward) with kp/kd = the position gains;
-    VELOCITY velocity (+ effort) with kd = ``velocity_kd``; EFFORT effort; DAMPING kd = ``velocity_kd``;
-    MIT all; NONE none.
-    """
-
-    mode: ControlMode
-    position: float = 0.0
-    velocity: float = 0.0
-    effort: float = 0.0
-    kp: float = 0.0
-    kd: float = 0.0
-
-
-class Reply(NamedTuple):
-    """One decoded reply, in the device's own frame (direction and zero offset not applied)."""
-
-    position: float
-    velocity: float
-    effort: float
-    temperature: Optional[float] = None
-    #: the device's error code, 0 = none (named through ``ERRORS``)
-    error_code: int = 0
 
 
 _LIMP = Command(ControlMode.NONE)
