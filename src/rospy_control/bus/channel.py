@@ -41,55 +41,24 @@ from rospy_control.log import TRACE, Throttle, get_logger
 from rospy_control.hardware_config.document import (
     AttributeReader, ChannelInfo, non_negative, positive, to_float, to_int, to_str,
 )
+from rospy_control.bus.adapter import (  # noqa: F401 - part of this module's surface
+    CAN_ERR_BUSOFF, CAN_ERR_RESTARTED, VALID_BITRATES, _says_bus_off, open_bus,
+)
 from rospy_control.bus.events import EventLog
 from rospy_control.bus.liveness import LivenessPolicy
+from rospy_control.bus.routing import UnitRouting
 from rospy_control.bus.timing import CycleTiming
-from rospy_control.devices import CanUnit, frame_bits
+from rospy_control.devices import CanUnit
 from rospy_control.realtime import RealtimeBuffer, join_thread, start_thread
 
 __all__ = ["CanChannel", "VALID_BITRATES", "open_bus", "CAN_ERR_BUSOFF", "CAN_ERR_RESTARTED"]
 
 logger = get_logger(__name__)
 
-#: Classic CAN bitrates adapters accept (pcan silently falls back to 500k for anything else).
-VALID_BITRATES = (5000, 10000, 20000, 33000, 47000, 50000, 83000, 95000, 100000, 125000, 250000,
-                  500000, 800000, 1000000)
-
 _RING = 1 << 16
 
-#: error class bits of an error frame's id (linux/can/error.h; python-can's socketcan keeps them in
-#: ``arbitration_id``): the controller went bus-off / restarted after a bus-off
-CAN_ERR_BUSOFF = 0x040
-CAN_ERR_RESTARTED = 0x100
 
-
-def _says_bus_off(err: BaseException) -> bool:
-    """A send/receive error whose text says bus-off (pcan: "...in bus-off state", ixxat: "bus off")."""
-    text = str(err).lower()
-    return "bus-off" in text or "bus off" in text or "busoff" in text
-
-
-def open_bus(interface: str, channel, bitrate: int, where: str = "", **kwargs) -> can.BusABC:
-    """Open a python-can bus, turning every "it is not there" error into a clear CommunicationError.
-
-    python-can raises :class:`can.CanError` subclasses, but also plain ``OSError`` (socketcan without
-    the device, pcan without its library), ``TimeoutError`` (socketcand) or ``ValueError``.
-    """
-    try:
-        # can.Bus is declared as an abstract BusABC subclass; its __new__ returns the interface's bus
-        return can.Bus(interface=interface, channel=channel,  # type: ignore[abstract]
-                       bitrate=bitrate, **kwargs)
-    except (can.CanError, OSError, TimeoutError, ValueError, ImportError) as err:
-        hint = {
-            "socketcan": "is the interface up? (ip link set <channel> up type can bitrate <bitrate>)",
-            "pcan": "is PEAK's PCAN-Basic library installed and the adapter plugged in?",
-        }.get(interface, "is the adapter plugged in and the driver installed?")
-        raise CommunicationError(
-            f"cannot open CAN bus interface='{interface}' channel='{channel}'"
-            f"{' (' + where + ')' if where else ''}: {type(err).__name__}: {err}; {hint}") from err
-
-
-class CanChannel:
+class CanChannel(UnitRouting):
     """One CAN bus and its read/write thread.
 
     :param name: channel name used by units (``channel="can0"``).
@@ -166,6 +135,9 @@ class CanChannel:
         self._running = False
         self._closed = False
         self._lock = threading.Lock()
+        #: held for every frame sent on the bus: the channel thread's, and a unit's protocol library
+        #: sending from a thread of its own (CiA 402's SDO worker through canopen, see ``bind_bus``)
+        self.send_lock = threading.Lock()
         self._errors: List[BaseException] = []
         self._throttle = Throttle(5.0)
         self._stall_log = Throttle(self.STALL_LOG_PERIOD)
@@ -243,69 +215,6 @@ class CanChannel:
         r.finish()
         return cls(info.name, where=f"{el.source}:{el.line}", **kw)
 
-    def add_unit(self, unit: CanUnit) -> None:
-        """Register a unit; its request and reply ids must be unique on this bus (a shared reply id
-        only with the same demultiplexer and a unique key)."""
-        ids = list(unit.request_ids()) + list(unit.reply_ids())
-        for i in ids:
-            if i in self._ids:
-                raise ConfigError(
-                    f"unit '{unit.name}' ({unit.where}): CAN id 0x{i:03X} is already used by "
-                    f"'{self._ids[i]}' on channel '{self.name}'; ids must be unique per bus")
-        shared = unit.shared_reply(self.master_id)
-        if shared is not None:
-            sid = shared.arbitration_id
-            entry = self._shared.get(sid)
-            if entry is None:
-                if sid in self._ids and not (sid == self.master_id and self._ids[sid] == "master_id"):
-                    raise ConfigError(
-                        f"unit '{unit.name}' ({unit.where}): shared reply id 0x{sid:03X} is already used "
-                        f"by '{self._ids[sid]}' on channel '{self.name}'")
-                entry = self._shared[sid] = (shared.demux, {})
-            elif entry[0] is not shared.demux:
-                raise ConfigError(
-                    f"unit '{unit.name}' ({unit.where}): reply id 0x{sid:03X} on channel '{self.name}' is "
-                    "shared by units of different protocols")
-            other = entry[1].get(shared.key)
-            if other is not None:
-                raise ConfigError(
-                    f"unit '{unit.name}' ({unit.where}): its replies on id 0x{sid:03X} cannot be told "
-                    f"from those of '{other.name}' (same key {shared.key!r}) on channel '{self.name}'")
-            entry[1][shared.key] = unit
-        for i in ids:
-            self._ids[i] = unit.name
-        for i in unit.reply_ids():
-            self._routes[i] = unit
-        for mask, value in unit.extended_routes():
-            for other_mask, other_value, other in self._ext_routes:
-                common = mask & other_mask
-                if value & common == other_value & common:
-                    raise ConfigError(
-                        f"unit '{unit.name}' ({unit.where}): its 29-bit ids (0x{value:08X} under mask "
-                        f"0x{mask:08X}) overlap those of '{other.name}' (0x{other_value:08X} under mask "
-                        f"0x{other_mask:08X}) on channel '{self.name}'")
-            self._ext_routes.append((mask, value, unit))
-        unit.attach(self.name, self.event_log)
-        self.units.append(unit)
-        stamp, states = self._published.read_from_non_rt()
-        self._published.write_from_non_rt((stamp, {**states, unit.name: unit.state()}))
-
-    def set_event_log(self, log: EventLog) -> None:
-        """Use ``log`` (shared by the middleware's channels) for this channel's units' events."""
-        self.event_log = log
-        for u in self.units:
-            u.attach(self.name, log)
-
-    def bus_load(self) -> float:
-        """Estimated bus load (0..1+) at ``rate`` with worst-case bit stuffing (11-bit ids)."""
-        bits = sum(u.bits_per_cycle() for u in self.units)
-        return bits * self.rate / self.bitrate
-
-    def max_rate(self, load: float = 1.0) -> float:
-        """Highest cycle rate that keeps the estimated load at ``load``."""
-        bits = sum(u.bits_per_cycle() for u in self.units) or frame_bits(8)
-        return load * self.bitrate / bits
-
     # -- lifecycle ----------------------------------------------------------------------------------
     @property
     def is_open(self) -> bool:
@@ -369,7 +278,7 @@ class CanChannel:
             # a unit whose protocol library sends on the bus itself (CiA 402 through canopen) gets it
             bind = getattr(u, "bind_bus", None)
             if bind is not None and self._bus is not None:
-                bind(self._bus)
+                bind(self._bus, self.send_lock)
         for u in self.units:
             u.activate(now, enable, self.fault_timeout, self.period, self.command_timeout)
         self._next_t = now
@@ -408,7 +317,8 @@ class CanChannel:
                 if msg is None:
                     continue
                 try:
-                    bus.send(msg, timeout=0.01)
+                    with self.send_lock:
+                        bus.send(msg, timeout=0.01)
                     sent += 1
                     self.frames_sent += 1
                 except (can.CanError, OSError) as err:
@@ -483,55 +393,6 @@ class CanChannel:
                        "~reset_faults", self.name, time.time() - self.bus_off_since, why)
 
     # -- the read/write thread ----------------------------------------------------------------------
-    def _route(self, msg: can.Message) -> Optional[CanUnit]:
-        """The unit a (data, standard-id) frame belongs to, None if nobody's."""
-        if msg.is_error_frame:
-            return None
-        aid = msg.arbitration_id
-        if msg.is_extended_id:
-            return self._ext_route(aid)
-        entry = self._shared.get(aid)
-        if entry is not None:
-            return entry[1].get(entry[0](msg.data))
-        return self._routes.get(aid)
-
-    def _ext_route(self, aid: int) -> Optional[CanUnit]:
-        for mask, value, unit in self._ext_routes:
-            if aid & mask == value:
-                return unit
-        return None
-
-    def _dispatch(self, msg: can.Message, now: float) -> int:
-        if msg.is_error_frame:
-            self.bus_errors += 1
-            if msg.arbitration_id & CAN_ERR_BUSOFF:
-                self._enter_bus_off("error frame CAN_ERR_BUSOFF")
-            elif self.bus_off and msg.arbitration_id & CAN_ERR_RESTARTED:
-                self._leave_bus_off("error frame CAN_ERR_RESTARTED: the controller restarted")
-            if self._throttle.ready("bus_error"):
-                logger.warning("channel '%s': CAN error frame received (bus errors so far: %d)",
-                               self.name, self.bus_errors)
-            return 0
-        aid = msg.arbitration_id
-        data = msg.data
-        entry = None if msg.is_extended_id else self._shared.get(aid)
-        if msg.is_extended_id:
-            unit = self._ext_route(aid)
-        elif entry is not None:
-            key = entry[0](data)
-            if key is None:
-                self.bad_frames += 1
-                return 0
-            unit = entry[1].get(key)
-        else:
-            unit = self._routes.get(aid)
-        if unit is None:
-            self.unknown_frames += 1
-            return 0
-        if self.bus_off:
-            self._leave_bus_off(f"'{unit.name}' answered")
-        unit.last_heard = now
-        return unit.on_frame(aid, data, now)
 
     def _run(self) -> None:
         while self._running:
@@ -565,6 +426,7 @@ class CanChannel:
                 dispatch(msg, t0)
             # 2. send everything (pipelined)
             send = bus.send
+            send_lock = self.send_lock
             pending = 0
             off = self.bus_off
             track = self.liveness is not None
@@ -576,7 +438,8 @@ class CanChannel:
                 if track:
                     ts = clock()
                 try:
-                    send(msg, 0.001)
+                    with send_lock:
+                        send(msg, 0.001)
                 except (can.CanError, OSError) as err:
                     # the request stays unanswered: the unit counts a miss and faults like a silent
                     # device, so a dead bus cannot go unnoticed

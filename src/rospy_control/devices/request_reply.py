@@ -1,6 +1,6 @@
 """The protocol-free machinery of an actuator that answers every frame it is sent with one reply:
-:class:`RequestReplyActuator`, with the decoded :class:`Command` and :class:`Reply` a protocol translates
-to and from its frames.
+:class:`RequestReplyActuator`, with the decoded :class:`Command` and :class:`Reply` (:mod:`.command`) a
+protocol translates to and from its frames.
 
 A new protocol subclasses it and writes only its codec -- :meth:`~RequestReplyActuator.encode_command`,
 :meth:`~RequestReplyActuator.decode_reply`, the enable / disable (/ set-zero) frames -- its error table
@@ -12,19 +12,18 @@ Everything else is here, the same for every such device:
 * enable at start-up (and again as the reset probe), disable once on a fault and at shutdown;
 * the device's error code (``Reply.error_code``) and over-temperature fault it at once, named by
   ``ERRORS``; a reset re-enables it and succeeds only on a reply without error;
-* the command watchdog and the position-step cap, both on decoded values (:class:`Command`), before
-  the codec sees them;
+* the command watchdog (:mod:`.watchdog`) and the position-step cap (:mod:`.step_cap`), shared with
+  every protocol, on decoded values (:class:`Command`) before the codec sees them;
 * commands are joint side; the codec sees the device's side (``direction`` and ``zero_offset``
   applied); replies likewise.
 
-See ``docs/writing_a_device.md`` for a complete device built on it
-(:class:`~rospy_control.devices.example.device.ExampleMotor`).
+See ``docs/writing_a_device.md`` for a complete device built on it (:mod:`.example.device`).
 """
 from __future__ import annotations
 
 import abc
 import math
-from typing import Callable, ClassVar, Dict, NamedTuple, Optional, Tuple
+from typing import Callable, ClassVar, Dict, Optional, Tuple
 
 import can
 
@@ -36,40 +35,15 @@ from rospy_control.hardware_config.document import (
 from rospy_control.devices.actuator import (
     WATCHDOG_MODES, ActuatorUnit, ControlMode, MotorState, UnsupportedCommand,
 )
+from rospy_control.devices.command import Command, Reply
+from rospy_control.devices.step_cap import PositionStepCap
 from rospy_control.devices.unit import frame_bits
+from rospy_control.devices.watchdog import CommandWatchdog
 from rospy_control.realtime import RealtimeBuffer
 
 __all__ = ["Command", "Reply", "RequestReplyActuator"]
 
 logger = get_logger(__name__)
-
-
-class Command(NamedTuple):
-    """One command in the device's own frame (direction and zero offset applied), SI units.
-
-    ``position`` rad, ``velocity`` rad/s, ``effort`` N·m, ``kp`` N·m/rad, ``kd`` N·m·s/rad.  Which fields
-    a mode uses: POSITION position (+ velocity/effort feed-forward) with kp/kd = the position gains;
-    VELOCITY velocity (+ effort) with kd = ``velocity_kd``; EFFORT effort; DAMPING kd = ``velocity_kd``;
-    MIT all; NONE none.
-    """
-
-    mode: ControlMode
-    position: float = 0.0
-    velocity: float = 0.0
-    effort: float = 0.0
-    kp: float = 0.0
-    kd: float = 0.0
-
-
-class Reply(NamedTuple):
-    """One decoded reply, in the device's own frame (direction and zero offset not applied)."""
-
-    position: float
-    velocity: float
-    effort: float
-    temperature: Optional[float] = None
-    #: the device's error code, 0 = none (named through ``ERRORS``)
-    error_code: int = 0
 
 
 _LIMP = Command(ControlMode.NONE)
@@ -170,20 +144,10 @@ class RequestReplyActuator(ActuatorUnit):
         # the encoded frame of the last command object (commands are immutable: same object, same bytes)
         self._encoded: Tuple[Optional[Command], bytes] = (None, b"")
         # position-step cap, on decoded positions (device side, rad)
-        self._step: Optional[float] = None
-        self._step_wire = 0.0    # the cap applied to decoded positions (see set_max_position_step)
-        self._step_last: Optional[float] = None
-        self._limited = 0
+        self._step_cap = PositionStepCap(name, self.POSITION_RESOLUTION)
         # command watchdog (channel thread)
-        self._cmd_timeout = 0.0
-        self._wd_cap = 0.02
-        self._wd_seen = 0
-        self._wd_stale = 0.0
-        self._wd_last = 0.0
-        self._wd_active = False
-        self._wd_applied = ""
-        self._wd_hold = _LIMP
-        self._wd_engaging = False  # the hold after a recovery (ends without a watchdog event)
+        self._wd = CommandWatchdog()
+        self._wd.hold = _LIMP
         self._wd_log = Throttle(self.WATCHDOG_LOG_PERIOD)
         self._state = MotorState(name, 0.0, 0.0, 0.0, None, 0, False, ControlMode.NONE,
                                  ControlMode.NONE, False, "", 0.0, False, 0.0, False)
@@ -383,37 +347,23 @@ class RequestReplyActuator(ActuatorUnit):
 
     @property
     def watchdog_active(self) -> bool:
-        return self._wd_active
+        return self._wd.active
 
     @property
     def command_count(self) -> int:
         return self._cmd_buf.sequence()
 
     def set_max_position_step(self, step: Optional[float]) -> None:
-        if not step:
-            self._step = None
-            return
-        if not step > 0.0:
-            raise ValueError(f"motor '{self.name}': max position step must be > 0, got {step!r}")
-        q = self.POSITION_RESOLUTION
-        if q > 0.0:
-            # whole field steps, never above the request; applied to decoded positions half a step
-            # shorter, so that after the codec's rounding (or truncation) a frame's field moves at
-            # most the whole steps of the cap
-            n = max(1, int(step / q))
-            self._step_wire = (n - 0.5) * q  # first: the channel thread reads it once _step is set
-            self._step = n * q
-        else:
-            self._step_wire = float(step)
-            self._step = float(step)
+        self._step_cap.resolution = self.POSITION_RESOLUTION   # a device may set it from its ranges
+        self._step_cap.set(step)
 
     @property
     def max_position_step(self) -> Optional[float]:
-        return self._step
+        return self._step_cap.step
 
     @property
     def limited_frames(self) -> int:
-        return self._limited
+        return self._step_cap.limited
 
     # == channel contract (channel thread) ===============================================================
     def activate(self, now: float, enable: bool, fault_timeout: float, period: Optional[float] = None,
@@ -423,9 +373,7 @@ class RequestReplyActuator(ActuatorUnit):
         self._exit_sent = False
         self._reenter = False
         self._last_tx = now
-        self._cmd_timeout = command_timeout
-        self._wd_cap = 2.0 * (period if period else 0.01)
-        self._wd_reset(now)
+        self._wd.start(now, self._cmd_buf.sequence(), period, command_timeout)
 
     def deactivate(self) -> None:
         super().deactivate()
@@ -444,21 +392,14 @@ class RequestReplyActuator(ActuatorUnit):
                 self._exit_owed = self._last_reply >= self._sent_at
                 msg.data = self.disable_frame()  # type: ignore[assignment]  # any bytes-like is sent
                 self._last_tx = now
-                self._step_last = None
+                self._step_cap.last = None
                 return msg
             return None
         if not self._active:
             return None
         seq, cmd = self._cmd_buf.read_with_sequence()  # one read: this command and its number
-        if seq != self._wd_seen:
-            self._wd_seen = seq
-            self._wd_stale = 0.0
-            if self._wd_active:
-                self._wd_release()
-        else:
-            dt = now - self._wd_last
-            self._wd_stale += dt if dt < self._wd_cap else self._wd_cap
-        self._wd_last = now
+        if self._wd.observe(now, seq) and self._wd.active:
+            self._wd_release()
         fw = self.firmware_timeout
         if fw and now - self._last_tx >= 0.5 * fw and self._enabled:
             self._reenter = True  # the device may have left its enabled state while nothing was sent
@@ -467,24 +408,23 @@ class RequestReplyActuator(ActuatorUnit):
             self._reenter = False
             data = self.enable_frame()
             self._inflight_enter = True
-            self._step_last = None
+            self._step_cap.last = None
         elif self._zero_requested:
             self._zero_requested = False
             data = self.zero_frame()
-            self._step_last = None
+            self._step_cap.last = None
         else:
             # the mode confirmed by the reply is the caller's, also while the watchdog holds
             self._inflight_before = self._inflight
             self._inflight = cmd.mode
-            if self._wd_active:
-                if self._wd_applied != self.watchdog_mode:
+            if self._wd.active:
+                if self._wd.applied != self.watchdog_mode:
                     self._wd_trip(cmd, False)
-                if self._wd_active:
-                    cmd = self._wd_hold
-            elif seq and self._cmd_timeout > 0.0 and self._wd_stale >= self._cmd_timeout \
-                    and self.watchdog_mode != "none":
+                if self._wd.active:
+                    cmd = self._wd.hold
+            elif self._wd.due(seq, self.watchdog_mode):
                 self._wd_trip(cmd, True)
-                cmd = self._wd_hold
+                cmd = self._wd.hold
             cmd = self._cap_step(cmd)
             enc = self._encoded
             if enc[0] is cmd:
@@ -498,33 +438,14 @@ class RequestReplyActuator(ActuatorUnit):
         return msg
 
     def _cap_step(self, cmd: Command) -> Command:
-        """The position-step cap on the decoded position of a position-holding command (kp > 0).
-
-        The last position sent is tracked also while no cap is set, so a cap set while commands flow
-        starts from the frame before.  A position-holding command after none (first enable, a fault,
-        another mode) starts from the measured position: the motor is there, whatever was commanded
-        before it went limp."""
+        """The position-step cap (:mod:`.step_cap`) on the decoded position of a position-holding
+        command (kp > 0)."""
         if cmd.mode not in (ControlMode.POSITION, ControlMode.MIT) or not cmd.kp > 0.0:
-            self._step_last = None
+            self._step_cap.forget()
             return cmd
-        p = cmd.position
-        if self._step is not None:
-            last = self._step_last
-            if last is None and self._received:
-                last = self.direction * self._pos + self.zero_offset
-            if last is None:
-                self._step_last = p
-                return cmd
-            step = self._step_wire
-            if p > last + step:
-                p = last + step
-            elif p < last - step:
-                p = last - step
-            if p != cmd.position:
-                self._limited += 1
-                cmd = cmd._replace(position=p)
-        self._step_last = p
-        return cmd
+        measured = self.direction * self._pos + self.zero_offset if self._received else None
+        p = self._step_cap.apply(cmd.position, measured)
+        return cmd if p == cmd.position else cmd._replace(position=p)
 
     def stale_exit_reply(self, reply: Reply, now: float) -> bool:
         """Whether ``reply`` answers the disable frame sent on FAULT rather than a reset probe's frame.
@@ -594,7 +515,7 @@ class RequestReplyActuator(ActuatorUnit):
             self._enabled and not fault, self._mode, self._cmd_buf.read_from_rt().mode, fault,
             self._fault_reason,
             self._last_reply if self._received else 0.0, self._received, self._fault_time,
-            self._wd_active)
+            self._wd.active)
         return s
 
     def exit_message(self) -> Optional[can.Message]:
@@ -604,8 +525,8 @@ class RequestReplyActuator(ActuatorUnit):
     # -- fault life cycle ---------------------------------------------------------------------------------
     def on_fault(self) -> None:
         self._exit_sent = False
-        self._wd_active = False
-        self._wd_engaging = False
+        self._wd.active = False
+        self._wd.engaging = False
 
     def on_probe_start(self, now: float) -> None:
         self._enabled = False
@@ -628,21 +549,17 @@ class RequestReplyActuator(ActuatorUnit):
         # the motor holds as the command watchdog holds (watchdog_mode: the position it was
         # re-enabled at, damping, or limp for "none"); the caller's next command ends it.
         self._wd_trip(_LIMP, False)
-        if self._wd_applied != "none":
-            self._wd_active = True
-            self._wd_engaging = True
+        if self._wd.applied != "none":
+            self._wd.active = True
+            self._wd.engaging = True
 
     # -- command watchdog (channel thread) --------------------------------------------------------------
     def _wd_reset(self, now: float) -> None:
-        self._wd_seen = self._cmd_buf.sequence()
-        self._wd_stale = 0.0
-        self._wd_last = now
-        self._wd_active = False
-        self._wd_engaging = False
+        self._wd.reset(now, self._cmd_buf.sequence())
 
     def _wd_trip(self, cmd: Command, first: bool) -> None:
         wm = self.watchdog_mode
-        self._wd_applied = wm
+        self._wd.applied = wm
         if wm == "none":
             self._wd_release()
             return
@@ -656,27 +573,27 @@ class RequestReplyActuator(ActuatorUnit):
             hold = Command(ControlMode.POSITION, self.direction * self._pos + self.zero_offset,
                            kp=self.position_kp, kd=self.position_kd)
             what = f"the measured position {self._pos:.4f}"
-        self._wd_hold = hold
+        self._wd.hold = hold
         if not first:
             return
-        self._wd_active = True
+        self._wd.active = True
         self.watchdog_trips += 1
-        stale_ms = 1000.0 * self._wd_stale
+        stale_ms = 1000.0 * self._wd.stale
         self.emit("watchdog_hold", f"no new command for {stale_ms:.0f} ms (command_timeout "
-                                   f"{1000.0 * self._cmd_timeout:.0f} ms, last mode {cmd.mode.name}): "
+                                   f"{1000.0 * self._wd.timeout:.0f} ms, last mode {cmd.mode.name}): "
                                    f"holding {what}")
         if self._wd_log.ready("trip"):
             logger.warning("motor '%s': no new command for %.0f ms (command_timeout %.0f ms, last mode %s); "
                            "the watchdog holds %s (watchdog_mode %s; %d trips so far)", self.name, stale_ms,
-                           1000.0 * self._cmd_timeout, cmd.mode.name, what, wm, self.watchdog_trips)
+                           1000.0 * self._wd.timeout, cmd.mode.name, what, wm, self.watchdog_trips)
 
     def _wd_release(self) -> None:
-        if not self._wd_active:
+        if not self._wd.active:
             return
-        self._wd_active = False
-        self._wd_applied = ""
-        if self._wd_engaging:  # the hold after a recovery: no watchdog trip to report the end of
-            self._wd_engaging = False
+        self._wd.active = False
+        self._wd.applied = ""
+        if self._wd.engaging:  # the hold after a recovery: no watchdog trip to report the end of
+            self._wd.engaging = False
             return
         self.emit("watchdog_released", "new command: the watchdog hold ended")
         if self._wd_log.ready("release"):

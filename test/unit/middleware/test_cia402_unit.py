@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 import struct
 import sys
+import threading
+import time
 from typing import List
 
 import can
@@ -317,3 +319,43 @@ def test_without_canopen_a_drive_is_one_clear_start_up_error(monkeypatch):
         simulated_middleware(drive_xml(second=False), simulate=True)
     msg = str(e.value)
     assert "unit 'd3'" in msg and "canopen" in msg and "tools/bootstrap.sh" in msg, msg
+
+
+def test_the_sdo_worker_is_a_named_thread_sending_under_the_channels_send_lock(mw):
+    unit = mw.unit("d3")
+    channel = mw.channels["bus"]
+    assert unit.net.network.send_lock is channel.send_lock       # one send path per bus
+    assert unit._send_lock is channel.send_lock
+    assert mw.unit("d4").net.network.send_lock is channel.send_lock
+    worker = unit._worker
+    assert worker is not None and worker.name == "rospy_control.cia402.d3", worker
+
+
+def test_a_drive_deactivated_during_its_start_up_stops_and_joins_its_worker():
+    # no drive on this bus: the worker waits for a boot-up when the drive is deactivated
+    m = Middleware.from_xml(drive_xml(attrs='boot_timeout="30"', second=False))
+    unit = m.unit("d3")
+    bus = can.Bus(interface="virtual", channel=f"cia402.nobody.{id(m):x}")
+    try:
+        unit.bind_bus(bus, threading.Lock())
+        unit.activate(time.monotonic(), True, 0.05, 0.005)
+        worker = unit._worker
+        assert worker is not None and worker.name == "rospy_control.cia402.d3"
+        assert wait_until(lambda: worker.is_alive(), TIMEOUT)
+        t0 = time.monotonic()
+        unit.deactivate()
+        assert not worker.is_alive() and unit._worker is None
+        assert time.monotonic() - t0 < 5.0        # not the 30 s boot timeout
+    finally:
+        bus.shutdown()
+
+
+def test_hold_mode_none_on_a_cia402_drive_is_a_config_error_naming_file_and_line():
+    m = Middleware.from_xml(drive_xml(second=False))
+    unit = m.unit("d3")
+    with pytest.raises(ConfigError) as e:
+        m.set_watchdog_mode("damping")      # what hold_mode: none asks of the motors
+    assert "damping" in str(e.value) and e.value.line is not None, str(e.value)
+    assert f"{e.value.source}:{e.value.line}" == unit.where
+    with pytest.raises(ConfigError):
+        unit.set_watchdog_mode("sideways")

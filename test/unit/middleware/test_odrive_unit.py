@@ -65,8 +65,10 @@ def test_start_up_enters_closed_loop_with_the_configured_gains(make_mw, firmware
     for cmd in (od.CMD_CLEAR_ERRORS, od.CMD_SET_POS_GAIN, od.CMD_SET_VEL_GAINS, od.CMD_SET_CONTROLLER_MODE,
                 od.CMD_SET_AXIS_STATE):
         assert dev.commands.get(cmd, 0) >= 1, od.COMMANDS[firmware]
-    # limp until commanded (torque control, torque 0); no "get" was ever polled
-    assert dev.control_mode == od.CONTROL_MODE_TORQUE and dev.input_torque == 0.0
+    # until commanded it holds as the watchdog would (position control at the measured position, never
+    # torque 0); no "get" was ever polled
+    assert dev.control_mode == od.CONTROL_MODE_POSITION and dev.input_torque == 0.0
+    assert dev.commands.get(od.CMD_SET_INPUT_TORQUE, 0) == 0
     assert all(dev.commands.get(c, 0) == 0 for c in od.GET_COMMANDS[firmware])
     # the cyclic frames are what the unit lives on
     assert wait_until(lambda: unit.heartbeats >= 3 and unit.encoder_frames >= 10, timeout=5.0)
@@ -214,8 +216,8 @@ def test_estop_faults_naming_it_and_reset_clears_it(make_mw):
 def test_the_odrive_watchdog_is_fed(make_mw):
     mw = started(make_mw, odrive_xml("0.6", sim='watchdog_timeout="0.1"'))
     dev = device(mw)
-    feeds = dev.commands.get(od.CMD_SET_INPUT_TORQUE, 0)
-    assert wait_until(lambda: dev.commands.get(od.CMD_SET_INPUT_TORQUE, 0) > feeds + 100, timeout=10.0)
+    feeds = dev.commands.get(od.CMD_SET_INPUT_POS, 0)
+    assert wait_until(lambda: dev.commands.get(od.CMD_SET_INPUT_POS, 0) > feeds + 100, timeout=10.0)
     assert dev.watchdog_expiries == 0 and not mw.snapshot()["a1"].fault
 
 
@@ -266,9 +268,9 @@ def _heartbeat(axis, state, error=0, firmware="0.6"):
 class HandDriven:
     """An axis driven by hand, one 5 ms cycle per :meth:`cycle` (the frame it sent, or None)."""
 
-    def __init__(self, **kw) -> None:
+    def __init__(self, firmware: str = "0.6", **kw) -> None:
         from rospy_control.devices.odrive.device import OdriveAxis
-        self.axis = OdriveAxis("a", node_id=2, firmware="0.6", **kw)
+        self.axis = OdriveAxis("a", node_id=2, firmware=firmware, **kw)
         self.t = 0.0
         self.axis.activate(0.0, True, 0.1, 0.005)
 
@@ -290,18 +292,26 @@ def test_a_lost_set_axis_state_is_sent_again_with_the_sequence():
     axis.on_frame(0x049, od.pack_encoder_estimates(0.25, 0.0), rig.t)
     first = []
     while not first or first[-1] != (0x047, bytes.fromhex("08000000")):
-        first.append(cycle())
+        sent = cycle()
+        if sent is None:     # waiting for the heartbeats that confirm the controller mode
+            axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_IDLE), rig.t)
+        else:
+            first.append(sent)
         assert len(first) < 10, first
     requested = rig.t
     while rig.t - requested < OdriveAxis.STATE_RETRY - 0.01:   # IDLE, but not for long yet: no retry
         axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_IDLE), rig.t)
         assert cycle()[0] != 0x058
     assert axis.state_retries == 0
-    rig.t = requested + OdriveAxis.STATE_RETRY
+    rig.t = requested + OdriveAxis.STATE_RETRY + 1e-9    # not a rounding error short of it
     axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_IDLE), rig.t)
     again = []
     while not again or again[-1] != (0x047, bytes.fromhex("08000000")):
-        again.append(cycle())
+        sent = cycle()
+        if sent is None:
+            axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_IDLE), rig.t)
+        else:
+            again.append(sent)
         assert len(again) < 10, again
     assert axis.state_retries == 1
     assert again == first[-len(again):] and again[0] == (0x058, b"\x00")   # Clear_Errors first again
@@ -312,38 +322,59 @@ def test_a_lost_set_axis_state_is_sent_again_with_the_sequence():
     assert s.enabled and not s.fault
 
 
-def test_start_up_and_mode_switch_sequence_frame_by_frame():
-    rig = HandDriven(pos_gain=30.0, vel_gain=0.5, vel_integrator_gain=1.0)
+@pytest.mark.parametrize("firmware", ["0.5", "0.6"])
+def test_start_up_and_mode_switch_sequence_frame_by_frame(firmware):
+    # the controller mode is set, and confirmed by the heartbeats after it, before any setpoint of that
+    # mode; the first setpoint is the hold (the measured position); closed loop is requested after both
+    rig = HandDriven(pos_gain=30.0, vel_gain=0.5, vel_integrator_gain=1.0, firmware=firmware)
     axis, cycle = rig.axis, rig.cycle
+
+    def idle_heartbeat():
+        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_IDLE, firmware=firmware), rig.t)
+
     assert cycle() is None                          # nothing before the first encoder estimate
     axis.on_frame(0x049, od.pack_encoder_estimates(0.25, 0.0), rig.t)
-    sent = [cycle() for _ in range(6)]
+    sent = [cycle() for _ in range(4)]
     assert sent == [
-        (0x058, b"\x00"),                                               # Clear_Errors (0.6: DLC 1)
+        (0x058, od.pack_clear_errors(firmware)),                        # Clear_Errors (0.6: DLC 1)
         (0x05A, od.pack_set_pos_gain(30.0)),                            # Set_Pos_Gain
         (0x05B, od.pack_set_vel_gains(0.5, 1.0)),                       # Set_Vel_Gains
-        (0x04E, od.pack_set_input_torque(0.0)),                         # the limp setpoint first
-        (0x04B, od.pack_set_controller_mode(od.CONTROL_MODE_TORQUE, od.INPUT_MODE_PASSTHROUGH)),
-        (0x04E, od.pack_set_input_torque(0.0)),
+        (0x04B, od.pack_set_controller_mode(od.CONTROL_MODE_POSITION, od.INPUT_MODE_PASSTHROUGH)),
     ]
+    assert cycle() is None                          # no setpoint before the mode is confirmed
+    idle_heartbeat()                                # may predate the mode frame
+    assert cycle() is None
+    idle_heartbeat()                                # the second confirms it
+    assert cycle() == (0x04C, od.pack_set_input_pos(0.25, 0.0, 0.0))    # the hold: the measured position
     assert cycle() == (0x047, bytes.fromhex("08000000"))               # Set_Axis_State(CLOSED_LOOP)
     assert not axis.state().enabled
     for _ in range(2):                                                  # two heartbeats confirm it
-        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_CLOSED_LOOP_CONTROL), rig.t)
-        cycle()
+        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_CLOSED_LOOP_CONTROL, firmware=firmware), rig.t)
+        assert cycle() == (0x04C, od.pack_set_input_pos(0.25, 0.0, 0.0))
     assert axis.state().enabled
-    # a position command: its setpoint first (from the measured 0.25 turn = pi/2 rad), then the mode
+    # a velocity command: the mode first, no setpoint until its heartbeats confirm it, then Set_Input_Vel
+    axis.set_command(ControlMode.VELOCITY, 0.0)
+    assert cycle() == (0x04B, od.pack_set_controller_mode(od.CONTROL_MODE_VELOCITY,
+                                                          od.INPUT_MODE_PASSTHROUGH))
+    assert cycle() is None
+    assert not axis.mode_confirmed(ControlMode.VELOCITY)
+    for _ in range(2):   # the first heartbeat after the switch may predate it: the second confirms
+        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_CLOSED_LOOP_CONTROL, firmware=firmware), rig.t)
+    assert cycle() == (0x04D, od.pack_set_input_vel(0.0, 0.0))
+    cycle()              # ... once the channel published the cycle that received it
+    assert axis.mode_confirmed(ControlMode.VELOCITY)
+    # and back to position: never Set_Input_Pos while the axis may still be in velocity control
     axis.request_mode(ControlMode.POSITION)
-    assert cycle() == (0x04C, od.pack_set_input_pos(0.25, 0.0, 0.0))
     assert cycle() == (0x04B, od.pack_set_controller_mode(od.CONTROL_MODE_POSITION,
                                                           od.INPUT_MODE_PASSTHROUGH))
+    assert cycle() is None
+    for _ in range(2):
+        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_CLOSED_LOOP_CONTROL, firmware=firmware), rig.t)
     assert cycle() == (0x04C, od.pack_set_input_pos(0.25, 0.0, 0.0))
-    assert not axis.mode_confirmed(ControlMode.POSITION)
-    for _ in range(2):   # the first heartbeat after the switch may predate it: the second confirms
-        axis.on_frame(*_heartbeat(axis, od.AXIS_STATE_CLOSED_LOOP_CONTROL), rig.t)
-        cycle()
-    cycle()              # ... once the channel published the cycle that received it
+    cycle()
     assert axis.mode_confirmed(ControlMode.POSITION)
+    if firmware != "0.6":
+        return
     # 0.6 Get_Torques, when the ODrive sends it cyclically, is the measured effort
     axis.on_frame(0x05C, od.pack_float_pair(0.1, 0.3), rig.t)
     assert axis.end_cycle(rig.t, True).effort == pytest.approx(0.3)
@@ -353,3 +384,32 @@ def test_start_up_and_mode_switch_sequence_frame_by_frame():
     assert s.fault and s.fault_reason == "ODrive axis left CLOSED_LOOP_CONTROL: heartbeat shows IDLE"
     assert cycle() == (0x047, bytes.fromhex("01000000"))               # Set_Axis_State(IDLE), once
     assert cycle() is None
+
+
+@pytest.mark.parametrize("firmware", ["0.5", "0.6"])
+def test_start_up_frames_on_the_bus_set_the_mode_then_the_hold_then_closed_loop(make_mw, firmware):
+    import can
+    from middleware_testutil import drain_bus
+    mw = make_mw(odrive_xml(firmware))
+    sniffer = can.Bus(interface="virtual", channel=mw.buses()["bus"].channel,
+                      receive_own_messages=False)
+    try:
+        mw.start()
+        assert wait_until(lambda: mw.snapshot()["a1"].enabled, timeout=10.0), mw.snapshot()["a1"]
+        frames = drain_bus(sniffer, [])
+    finally:
+        sniffer.shutdown()
+    host = {od.CMD_SET_CONTROLLER_MODE, od.CMD_SET_INPUT_POS, od.CMD_SET_INPUT_VEL, od.CMD_SET_INPUT_TORQUE,
+            od.CMD_SET_AXIS_STATE}
+    sent = [(m.arbitration_id & 0x1F, bytes(m.data)) for m in frames
+            if m.arbitration_id >> 5 == 1 and m.arbitration_id & 0x1F in host]
+    mode = sent.index((od.CMD_SET_CONTROLLER_MODE,
+                       od.pack_set_controller_mode(od.CONTROL_MODE_POSITION, od.INPUT_MODE_PASSTHROUGH)))
+    setpoints = [i for i, (cmd, _) in enumerate(sent)
+                 if cmd in (od.CMD_SET_INPUT_POS, od.CMD_SET_INPUT_VEL, od.CMD_SET_INPUT_TORQUE)]
+    closed = sent.index((od.CMD_SET_AXIS_STATE, od.pack_set_axis_state(od.AXIS_STATE_CLOSED_LOOP_CONTROL)))
+    assert setpoints and mode < setpoints[0] < closed, sent[:8]
+    assert all(sent[i][0] == od.CMD_SET_INPUT_POS for i in setpoints), sent[:8]   # never torque 0
+    # the hold is the measured position (the simulated axis starts at rest where it is)
+    p, _v, _t = od.unpack_set_input_pos(sent[setpoints[0]][1])
+    assert p == pytest.approx(device(mw).input_pos, abs=1e-3)

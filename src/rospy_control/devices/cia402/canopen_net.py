@@ -121,11 +121,13 @@ class CanopenNetwork:
         return node
 
     def reset_and_wait_for_bootup(self, node_id: int, timeout: float,
-                                  command: int = cia402.NMT_RESET_NODE) -> None:
+                                  command: int = cia402.NMT_RESET_NODE,
+                                  stop: Optional[threading.Event] = None) -> None:
         """Send an NMT reset (node or communication) and wait for the node's boot-up message.
 
         The watch is armed before the command goes out, so a drive that boots within microseconds
-        is not missed (canopen's ``wait_for_bootup`` starts listening only when called).
+        is not missed (canopen's ``wait_for_bootup`` starts listening only when called).  A set ``stop``
+        event (with :meth:`cancel_waits`) ends the wait early without an error: the caller is stopping.
 
         :raises CommunicationTimeout: no boot-up within ``timeout`` s, naming the node and what to check.
         """
@@ -135,13 +137,18 @@ class CanopenNetwork:
         self._bootup_watch[node_id] = booted
         try:
             self.network.send_message(cia402.NMT_ID, bytes((command, node_id)))
-            if not booted.wait(timeout):
+            if not booted.wait(timeout) and not (stop is not None and stop.is_set()):
                 raise CommunicationTimeout(
                     f"CANopen node {node_id} sent no boot-up message (0x{0x700 + node_id:03X}: 00) within "
                     f"{timeout:g} s after NMT {cia402.NMT_COMMANDS[command]}: check that the drive is "
                     "powered, its node id and bitrate, the wiring and the termination")
         finally:
             self._bootup_watch.pop(node_id, None)
+
+    def cancel_waits(self) -> None:
+        """End the boot-up waits in progress at once (their caller set its ``stop`` event first)."""
+        for ev in list(self._bootup_watch.values()):
+            ev.set()
 
     def _on_state(self, node_id: int, state: int) -> None:
         if state == cia402.NMT_BOOTUP:

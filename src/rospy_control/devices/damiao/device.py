@@ -282,7 +282,7 @@ class DamiaoMotor(RequestReplyActuator):
             self._enabled = False
             self._published_mode = self._state.mode
             return self._send_op(("clear",), now)
-        step_last = self._step_last
+        step_last = self._step_cap.last
         msg = super().poll(now)
         if msg is None:
             return None
@@ -291,7 +291,7 @@ class DamiaoMotor(RequestReplyActuator):
             dm_mode = self._enc_mode
             if dm_mode != self.ctrl_mode:
                 # the motor answers only frames of its CTRL_MODE: switch first, send the command next cycle
-                self._step_last = step_last
+                self._step_cap.last = step_last
                 self.mode_switches += 1
                 return self._send_op(("write", dm.RID_CTRL_MODE, dm_mode), now)
             self._kind = "command"

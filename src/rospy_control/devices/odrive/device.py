@@ -15,12 +15,17 @@ arrive and polls nothing.  What it sends, one frame per channel cycle:
   (``axis.config.watchdog_timeout``, configured on the device);
 * ``Set_Controller_Mode`` when the command's mode needs another controller mode (POSITION ->
   POSITION_CONTROL, VELOCITY and DAMPING (velocity 0) -> VELOCITY_CONTROL, EFFORT and NONE (torque 0)
-  -> TORQUE_CONTROL; input mode PASSTHROUGH); the mode is confirmed by the second heartbeat after it
-  that shows CLOSED_LOOP_CONTROL without error (a heartbeat has no sequence number: the first may
-  have left before the request was processed);
+  -> TORQUE_CONTROL; input mode PASSTHROUGH) **before** any setpoint of that mode: the frame is not
+  acknowledged, so no setpoint goes out until the second heartbeat after it came without error (a
+  heartbeat has no sequence number: the first may have left before the request was processed), and
+  never a setpoint of one mode while the axis may still be in another (e.g. ``Set_Input_Pos`` in
+  TORQUE_CONTROL); the confirmed mode reported is that of the heartbeats in CLOSED_LOOP_CONTROL;
 * at start-up and as the reset probe, a sequence outside the control path, one frame per cycle:
-  ``Clear_Errors``, the configured gains (``Set_Pos_Gain``, ``Set_Vel_Gains``), ``Set_Controller_Mode``,
-  the first setpoint, then ``Set_Axis_State(CLOSED_LOOP_CONTROL)``; the axis is enabled when two
+  ``Clear_Errors``, the configured gains (``Set_Pos_Gain``, ``Set_Vel_Gains``), ``Set_Controller_Mode``
+  of the hold, confirmed as above, the first setpoint -- the hold the control loop wants, as the
+  command watchdog holds (``watchdog_mode`` position: ``Set_Input_Pos`` at the measured position,
+  damping: velocity 0, none: torque 0), kept until the caller commands --, then
+  ``Set_Axis_State(CLOSED_LOOP_CONTROL)``; the axis is enabled when two
   consecutive heartbeats show CLOSED_LOOP_CONTROL without error.  A heartbeat still showing IDLE,
   with no procedure running, :attr:`OdriveAxis.STATE_RETRY` after the request means the request was
   lost: the sequence is sent again.  If closed loop is not confirmed within ``state_timeout`` the
@@ -60,7 +65,8 @@ from rospy_control.hardware_config.document import (
 from rospy_control.devices.odrive import codec as od
 from rospy_control.devices.actuator import WATCHDOG_MODES, Capabilities, ControlMode, MotorState
 from rospy_control.devices.unit import frame_bits
-from rospy_control.devices.request_reply import Command, Reply, RequestReplyActuator
+from rospy_control.devices.odrive.cyclic import _ARMING, _CONTROL_MODE, _RUN, _WAIT, OdriveCyclicState
+from rospy_control.devices.request_reply import Command, Reply
 
 __all__ = ["OdriveAxis"]
 
@@ -68,24 +74,11 @@ logger = get_logger(__name__)
 
 _MODES = (ControlMode.NONE, ControlMode.POSITION, ControlMode.VELOCITY, ControlMode.EFFORT,
           ControlMode.DAMPING)
-#: the ODrive controller mode of each ControlMode
-_CONTROL_MODE = {
-    ControlMode.POSITION: od.CONTROL_MODE_POSITION,
-    ControlMode.VELOCITY: od.CONTROL_MODE_VELOCITY,
-    ControlMode.DAMPING: od.CONTROL_MODE_VELOCITY,
-    ControlMode.EFFORT: od.CONTROL_MODE_TORQUE,
-    ControlMode.NONE: od.CONTROL_MODE_TORQUE,
-}
 _LIMP = Command(ControlMode.NONE)
 _TAU = 2.0 * math.pi
 
-# phases of the axis (channel thread)
-_WAIT = 0      # waiting for the first encoder estimate (the first setpoint holds the measured position)
-_ARMING = 1    # start-up / probe sequence sent, closed loop not confirmed yet
-_RUN = 2       # closed loop confirmed
 
-
-class OdriveAxis(RequestReplyActuator):
+class OdriveAxis(OdriveCyclicState):
     """One ODrive axis (one CAN node) on CAN Simple (see the module docstring)."""
 
     TYPE_NAME = "rospy_control/OdriveAxis"
@@ -111,7 +104,7 @@ class OdriveAxis(RequestReplyActuator):
 
     def __init__(self, name: str, node_id: int, firmware: str = od.V06, ratio: float = DEFAULT_RATIO,
                  direction: int = 1, zero_offset: float = 0.0, joint: Optional[str] = None,
-                 max_temperature: float = RequestReplyActuator.DEFAULT_MAX_TEMPERATURE,
+                 max_temperature: float = OdriveCyclicState.DEFAULT_MAX_TEMPERATURE,
                  fault_timeout: Optional[float] = None, watchdog_mode: Optional[str] = None,
                  heartbeat_rate: float = DEFAULT_HEARTBEAT_RATE, encoder_rate: float = DEFAULT_ENCODER_RATE,
                  state_timeout: float = DEFAULT_STATE_TIMEOUT, pos_gain: Optional[float] = None,
@@ -152,7 +145,10 @@ class OdriveAxis(RequestReplyActuator):
         self._phase = _WAIT
         self._queue: List[Tuple[int, bytes]] = []
         self._ctrl_sent: Optional[int] = None
-        self._pre_ctrl: Optional[int] = None
+        #: heartbeats still to come before setpoints of the mode just set go out
+        self._ctrl_wait = 0
+        #: the first setpoint of a start-up (kept once closed loop was requested)
+        self._start_cmd: Optional[Command] = None
         self._setpoint_sent = False
         self._state_requested = False
         self._state_req_t = 0.0
@@ -332,11 +328,6 @@ class OdriveAxis(RequestReplyActuator):
         """The axis error of the latest heartbeat (0 = none)."""
         return self._axis_error
 
-    @property
-    def axis_state(self) -> str:
-        """The axis state of the latest heartbeat, by name (``"UNDEFINED"`` before the first)."""
-        return od.AXIS_STATES.get(self._axis_state, str(self._axis_state))
-
     # == channel contract (channel thread) ===============================================================
     def activate(self, now: float, enable: bool, fault_timeout: float, period: Optional[float] = None,
                  command_timeout: float = 0.0) -> None:
@@ -362,13 +353,30 @@ class OdriveAxis(RequestReplyActuator):
                 self.vel_gain, self.vel_integrator_gain if self.vel_integrator_gain is not None else 0.0)))
         self._queue = q
         self._ctrl_sent = None
-        self._pre_ctrl = None
+        self._ctrl_wait = 0
+        self._start_cmd = None
         self._setpoint_sent = False
         self._state_requested = False
         self._hb_matches = 0
         self._hb_since_clear = -(1 << 30)   # heartbeat errors are judged from the 2nd after Clear_Errors
         self._enabled = False
         self._probe_t = now
+
+    def _start_hold(self) -> Command:
+        """The first setpoint, as the control loop holds a joint it does not command (``watchdog_mode``):
+        the measured position (until closed loop is requested, then kept), velocity 0, or torque 0."""
+        if self._state_requested and self._start_cmd is not None:
+            return self._start_cmd
+        wm = self.watchdog_mode
+        if wm == "position":
+            hold = Command(ControlMode.POSITION, self.direction * self._pos + self.zero_offset,
+                           kp=self.position_kp, kd=self.position_kd)
+        elif wm == "damping":
+            hold = Command(ControlMode.DAMPING, kd=self.velocity_kd)
+        else:
+            hold = _LIMP
+        self._start_cmd = hold
+        return hold
 
     def _send_sequence_again(self, now: float) -> None:
         """The axis did not act on Set_Axis_State: send the whole sequence again (a lost Clear_Errors,
@@ -406,18 +414,20 @@ class OdriveAxis(RequestReplyActuator):
             if cmd_id == od.CMD_CLEAR_ERRORS:
                 self._hb_since_clear = 0
             return self._frame(cmd_id, data)
-        if self._phase != _RUN:
-            cmd = _LIMP      # until closed loop is confirmed: torque 0, never a stale target
+        if self._phase != _RUN or not self._wd.seen:
+            # until closed loop is confirmed and the caller commands: the hold, never a stale target
+            cmd = self._start_hold()
         ctrl = _CONTROL_MODE[cmd.mode]
         if ctrl != self._ctrl_sent:
-            if self._pre_ctrl == ctrl:
-                # the new mode's setpoint went first, so the switch never acts on a stale input
-                self._ctrl_sent = ctrl
-                self._confirm = (cmd.mode, self.CONFIRM_HEARTBEATS)
-                return self._frame(od.CMD_SET_CONTROLLER_MODE,
-                                   od.pack_set_controller_mode(ctrl, od.INPUT_MODE_PASSTHROUGH))
-            self._pre_ctrl = ctrl
-        elif self._phase == _ARMING and self._setpoint_sent and not self._state_requested:
+            # the mode first: no setpoint of a mode goes out before the axis shows it took the mode
+            self._ctrl_sent = ctrl
+            self._ctrl_wait = self.CONFIRM_HEARTBEATS
+            self._confirm = (cmd.mode, self.CONFIRM_HEARTBEATS)
+            return self._frame(od.CMD_SET_CONTROLLER_MODE,
+                               od.pack_set_controller_mode(ctrl, od.INPUT_MODE_PASSTHROUGH))
+        if self._ctrl_wait > 0:
+            return None      # Set_Controller_Mode is not acknowledged: its heartbeats confirm it
+        if self._phase == _ARMING and self._setpoint_sent and not self._state_requested:
             self._state_requested = True
             self._state_req_t = now
             self._hb_matches = 0
@@ -449,149 +459,24 @@ class OdriveAxis(RequestReplyActuator):
         """The caller's command after the command watchdog and the position-step cap (the bookkeeping of
         :class:`RequestReplyActuator`, on decoded values)."""
         seq, cmd = self._cmd_buf.read_with_sequence()
-        if seq != self._wd_seen:
-            self._wd_seen = seq
-            self._wd_stale = 0.0
-            if self._wd_active:
-                self._wd_release()
-        else:
-            dt = now - self._wd_last
-            self._wd_stale += dt if dt < self._wd_cap else self._wd_cap
-        self._wd_last = now
+        if self._wd.observe(now, seq) and self._wd.active:
+            self._wd_release()
         if self._phase != _RUN:
-            self._step_last = None
-        if self._wd_active:
-            if self._wd_applied != self.watchdog_mode:
+            self._step_cap.last = None
+        if self._wd.active:
+            if self._wd.applied != self.watchdog_mode:
                 self._wd_trip(cmd, False)
-            if self._wd_active:
-                cmd = self._wd_hold
-        elif seq and self._cmd_timeout > 0.0 and self._wd_stale >= self._cmd_timeout \
-                and self.watchdog_mode != "none":
+            if self._wd.active:
+                cmd = self._wd.hold
+        elif self._wd.due(seq, self.watchdog_mode):
             self._wd_trip(cmd, True)
-            cmd = self._wd_hold
-        if self._step is not None:
+            cmd = self._wd.hold
+        if self._step_cap.step is not None:
             cmd = self._cap_step(cmd)
         return cmd
 
     def awaited_replies(self) -> int:
         return 0     # nothing is awaited: the axis's frames are cyclic
-
-    _eff_dev = 0.0   # torque at the unit's side of the ratio, device direction (from Get_Torques / Get_Iq)
-
-    def on_frame(self, arb_id: int, data, now: float) -> int:
-        cmd_id = arb_id & 0x1F
-        if cmd_id == od.CMD_GET_ENCODER_ESTIMATES:
-            if len(data) < 8:
-                self.bad_frames += 1
-                return 0
-            p, v = od.unpack_encoder_estimates(data)
-            d = self.direction
-            self._pos = d * (p * self._to_rad - self.zero_offset)
-            self._vel = d * v * self._to_rad
-            self.encoder_frames += 1
-            if not self._have_encoder:
-                self._have_encoder = True
-                if self._phase == _WAIT:
-                    self._phase = _ARMING
-            self._confirm_frame()
-        elif cmd_id == od.CMD_HEARTBEAT:
-            try:
-                hb = od.unpack_heartbeat(self.firmware, data)
-            except od.OdriveFrameError:
-                self.bad_frames += 1
-                return 0
-            self.heartbeats += 1
-            self._last_hb = now
-            self._hb_streak = 0
-            self._on_heartbeat(hb, now)
-        elif cmd_id == 0x1C and self.firmware == od.V06:     # Get_Torques: target, estimate (N.m motor)
-            if len(data) < 8:
-                self.bad_frames += 1
-                return 0
-            t = od.unpack_float_pair(data)[1] * self.ratio
-            self._eff_dev = t
-            self._eff = self.direction * t
-        elif cmd_id == 0x15 and self.firmware == od.V06:     # Get_Temperature: FET, motor (deg C)
-            if len(data) < 8:
-                self.bad_frames += 1
-                return 0
-            fet, motor = od.unpack_float_pair(data)
-            temp = self._temp = motor if math.isfinite(motor) and motor != 0.0 else fet
-            if temp > self.max_temperature:
-                what = f"over-temperature: {temp:.0f} C > max_temperature {self.max_temperature:.0f} C"
-                self.report_error(what, "axis still reports " + what)
-        elif cmd_id == od.CMD_GET_IQ and self.torque_constant is not None:
-            if len(data) < 8:
-                self.bad_frames += 1
-                return 0
-            t = od.unpack_float_pair(data)[1] * self.torque_constant * self.ratio
-            self._eff_dev = t
-            self._eff = self.direction * t
-        else:
-            return 0
-        self._last_frame = now
-        self._frame_streak = 0
-        self.got_reply(now, state=self._have_encoder)   # a heartbeat before any estimate: no position yet
-        return 0
-
-    def _confirm_frame(self) -> None:
-        c = self._confirm
-        if c is not None and c[1] == 0 and self._phase == _RUN and self._ctrl_sent == _CONTROL_MODE[c[0]]:
-            self._mode = c[0]
-            self._confirm = None
-
-    def _on_heartbeat(self, hb: od.Heartbeat, now: float) -> None:
-        self._axis_error = err = hb.axis_error
-        self._axis_state = hb.axis_state
-        self._procedure_result = hb.procedure_result
-        self._err = err
-        self._hb_since_clear += 1
-        judged = self._hb_since_clear >= 2    # the first heartbeat after Clear_Errors may predate it
-        closed = hb.axis_state == od.AXIS_STATE_CLOSED_LOOP_CONTROL
-        busy = hb.procedure_result == od.PROCEDURE_RESULT_BUSY
-        if err and judged:
-            name = self.error_name(err)
-            self.report_error(f"ODrive axis reported {name}", f"axis still reports {name}")
-            return
-        if self._phase == _ARMING:
-            if not self._state_requested:
-                return
-            if hb.axis_state == od.AXIS_STATE_IDLE and not busy and not err \
-                    and now - self._state_req_t >= self.STATE_RETRY:
-                self._send_sequence_again(now)
-                return
-            # firmware 0.6.11 and later report BUSY for as long as the axis is in closed loop (the
-            # requested state is a procedure that runs until disarmed): the state itself confirms
-            if closed and not err:
-                self._hb_matches += 1
-                if self._hb_matches >= self.CONFIRM_HEARTBEATS:
-                    self._phase = _RUN
-                    self._enabled = True
-                    self._step_last = None
-                    if self._probing:
-                        self._probe_ok = True
-            else:
-                self._hb_matches = 0
-            return
-        if self._phase == _RUN:
-            if not closed and not self._fault:
-                self.set_fault(f"ODrive axis left CLOSED_LOOP_CONTROL: heartbeat shows {self.axis_state}"
-                               + self._result_text())
-                return
-            c = self._confirm
-            if c is not None and c[1] > 0 and self._ctrl_sent == _CONTROL_MODE[c[0]] and closed and not err:
-                left = c[1] - 1
-                if left == 0:
-                    self._mode = c[0]
-                    self._confirm = None
-                else:
-                    self._confirm = (c[0], left)
-
-    def _result_text(self) -> str:
-        r = self._procedure_result
-        if r is None or r == od.PROCEDURE_RESULT_SUCCESS:
-            return ""
-        return f", procedure result {od.PROCEDURE_RESULTS.get(r, str(r))}"
 
     def end_cycle(self, now: float, on_time: bool = True) -> MotorState:
         if self._active and (self._probing or not self._fault):
@@ -603,48 +488,8 @@ class OdriveAxis(RequestReplyActuator):
             self.name, self._pos, self._vel, self._eff, self._temp, self._err,
             self._enabled and not fault, self._mode, self._cmd_buf.read_from_rt().mode, fault,
             self._fault_reason, self._last_reply if self._received else 0.0, self._received,
-            self._fault_time, self._wd_active)
+            self._fault_time, self._wd.active)
         return s
-
-    def _judge_liveness(self, now: float, on_time: bool) -> None:
-        if not on_time:
-            return      # a late host: this cycle neither counts nor ends a streak
-        period = self._period
-        silent_for = now - self._last_frame
-        why = None
-        if silent_for > self.encoder_rate + period:
-            self._frame_streak += 1
-            if self._frame_streak >= self._miss_limit and silent_for >= self._timeout:
-                self.reply_timeouts += 1
-                why = (f"no frame from ODrive node {self.node_id} (heartbeat, encoder estimates) for "
-                       f"{1000.0 * silent_for:.0f} ms (fault_timeout {1000.0 * self._timeout:.0f} ms)")
-        hb_silent = now - self._last_hb
-        hb_limit = max(3.0 * self.heartbeat_rate, self._timeout)
-        if why is None and hb_silent > self.heartbeat_rate + period:
-            self._hb_streak += 1
-            if self._hb_streak >= self._miss_limit and hb_silent >= hb_limit:
-                why = (f"no heartbeat from ODrive node {self.node_id} for {1000.0 * hb_silent:.0f} ms "
-                       f"(heartbeat_rate {1000.0 * self.heartbeat_rate:.0f} ms)")
-        if self._probing:
-            if why is not None and self._probe_error is None:
-                self._probe_error = "reset failed: " + why
-            elif self._probe_error is None and not self._probe_ok \
-                    and now - self._probe_t > self.state_timeout:
-                self._probe_error = "reset failed: " + self._not_closed_text()
-            return
-        if why is not None:
-            self.set_fault(why)
-        elif self._phase != _RUN and now - self._probe_t > self.state_timeout:
-            self.set_fault(self._not_closed_text())
-
-    def _not_closed_text(self) -> str:
-        if self.heartbeats == 0:
-            seen = "no heartbeat received"
-        else:
-            seen = (f"heartbeat shows {self.axis_state}, axis error "
-                    f"{od.axis_error_text(self.firmware, self._axis_error)}{self._result_text()}")
-        return (f"ODrive axis '{self.name}' (node {self.node_id}) did not enter CLOSED_LOOP_CONTROL within "
-                f"{self.state_timeout:g} s ({seen})")
 
     def exit_message(self) -> Optional[can.Message]:
         return can.Message(arbitration_id=self._ids[od.CMD_SET_AXIS_STATE], is_extended_id=False,

@@ -369,7 +369,7 @@ class RobStrideMotor(RequestReplyActuator):
             self._published_mode = self._state.mode
             msg = self._msg
             self._last_tx = now
-            self._step_last = None
+            self._step_cap.last = None
             self._inflight_enter = False
             self._awaiting = 0 if w.answer == _SILENT else 1
             self._sent_at = now
