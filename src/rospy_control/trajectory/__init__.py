@@ -24,10 +24,11 @@ from rospy_control.trajectory.codes import (
     GOAL_TOLERANCE_VIOLATED, INVALID_GOAL, INVALID_JOINTS, OLD_HEADER_TIMESTAMP, PATH_TOLERANCE_VIOLATED,
     SUCCESSFUL, code_name,
 )
-from rospy_control.trajectory.executor import (
-    ABORTED, DEFAULT_GOAL_TIMEOUT_MARGIN, PREEMPTED, SUCCEEDED, FeedbackSnapshot, GoalEvent,
-    PreparedTrajectory, QueryStateResult, TrajectoryExecutor,
+from rospy_control.trajectory.executor import DEFAULT_GOAL_TIMEOUT_MARGIN, TrajectoryExecutor
+from rospy_control.trajectory.plan import (
+    ABORTED, PREEMPTED, SUCCEEDED, FeedbackSnapshot, GoalEvent, QueryStateResult,
 )
+from rospy_control.trajectory.prepared import PreparedTrajectory
 from rospy_control.trajectory.limits import TrajectoryLimits
 from rospy_control.trajectory.message import (
     InitResult, TrajectoryRejected, init_joint_trajectory, map_joints, to_sec, wraparound_offset,

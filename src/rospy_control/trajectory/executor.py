@@ -60,29 +60,28 @@ go through a ``collections.deque`` (atomic append/popleft) drained by ``poll_eve
 """
 from __future__ import annotations
 
-import logging
 import threading
 from bisect import bisect_right
 from collections import deque
-from typing import Any, Callable, Deque, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Deque, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.log import Throttle, get_logger
-from rospy_control.trajectory.codes import (
-    GOAL_TOLERANCE_VIOLATED, INVALID_GOAL, PATH_TOLERANCE_VIOLATED, SUCCESSFUL, code_name,
-)
+from rospy_control.trajectory.codes import PATH_TOLERANCE_VIOLATED, SUCCESSFUL, code_name
 from rospy_control.trajectory.limits import MAX_TIME, TrajectoryLimits
-from rospy_control.trajectory.message import TrajectoryRejected, init_joint_trajectory, map_joints
 from rospy_control.trajectory.plan import (  # Goal/Plan: the executor's internals, hence private here
-    ABORTED, PREEMPTED, SUCCEEDED, FeedbackSnapshot, GoalEvent, QueryStateResult,
+    ABORTED, PREEMPTED, FeedbackSnapshot, GoalEvent, QueryStateResult,
 )
 from rospy_control.trajectory.plan import Goal as _Goal, Plan as _Plan
 from rospy_control.trajectory.segment import TrajectoryError
 from rospy_control.trajectory.tolerances import (
     Tolerances, lookup_param, number_param, shortest_angular_distance, tolerances_from_params,
 )
+from rospy_control.trajectory.acceptance import GoalAcceptance
+from rospy_control.trajectory.prepared import PreparedTrajectory  # noqa: F401 - accept()'s veto sees it
+from rospy_control.trajectory.tracking import GoalTracking
 from rospy_control.trajectory.trajectory import Trajectory
 
 logger = get_logger(__name__)
@@ -129,28 +128,7 @@ _INF = float("inf")
 Desired = Tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-class PreparedTrajectory(NamedTuple):
-    """A validated trajectory before it is swapped in (what :meth:`TrajectoryExecutor.accept`'s
-    ``veto`` sees).
-
-    ``trajectory`` is the merged result in the internal time base; ``first_point`` the index of
-    the first message point executed (earlier ones were in the past), -1 for an empty message (hold
-    or stop); ``start_uptime`` the internal time of the message's ``time_from_start`` 0.  Internal
-    time ``x`` is ROS time ``now + (x - now_uptime)``.
-    """
-
-    trajectory: Trajectory
-    first_point: int
-    start_uptime: float
-    now: float
-    now_uptime: float
-
-    def ros_time(self, uptime: float) -> float:
-        """ROS time (s) of internal time ``uptime``."""
-        return self.now + (float(uptime) - self.now_uptime)
-
-
-class TrajectoryExecutor:
+class TrajectoryExecutor(GoalAcceptance, GoalTracking):
     """Trajectory execution for a fixed set of joints (see the module docstring).
 
     :param joint_names: controlled joints, in controller order (non-empty, unique).
@@ -463,264 +441,7 @@ class TrajectoryExecutor:
         assert goal is not None  # only called while a goal is active
         self._check(plan, goal, i, uptime, r, np.array(pos, dtype=float), np.array(vel, dtype=float), time)
 
-    def _loop_facts(self, plan: _Plan, i: int) -> tuple:
-        """What :meth:`_step` needs to know of grid interval ``i`` of ``plan``'s trajectory (cheap:
-        a few list look-ups, as the loop calls it whenever it enters an interval).
-
-        * ``inside``: True if every sample of the interval is certainly within the position limits
-          (:attr:`Plan.inside`, computed with the plan from the trajectory's ``position_bounds``);
-          then the per-cycle limit check is skipped.
-        * ``checks``: ``(index, index, threshold)`` of the enforced path tolerances of the joints
-          inside a piece (index ``j < n``: position of joint ``j``; ``n + j``: its velocity; twice,
-          as the desired and the measured index of :func:`_raw_errors_within`), None when none
-          applies in this interval;
-        * ``full``: True if the goal tolerances apply (a joint has finished its last piece): every
-          cycle then runs the exact check;
-        * ``rows``: the coefficient rows (constant term first) of the desired positions, then of the
-          velocities that ``checks`` compares, as tuples of Python floats;
-        * ``row_checks``: ``checks`` as ``(index into the values of rows, index, threshold)``.
-        """
-        traj = plan.trajectory
-        inside = plan.inside[i] if plan.inside is not None else False
-        checks = None
-        n = self._n
-        if plan.check_path and traj.any_path[i]:
-            in_path = traj.in_path[i].tolist()
-            checks = [(j, j, t) for j, t in enumerate(plan.path_limits)
-                      if t < _INF and in_path[j % n]] or None
-        matrix = traj.matrices[i].tolist()
-        rows = [tuple(matrix[j]) for j in range(n)]
-        row_checks = []
-        for _, j, threshold in checks or ():
-            if j >= n:
-                rows.append(tuple(matrix[j]))
-            row_checks.append((j if j < n else len(rows) - 1, j, threshold))
-        return inside, checks, bool(traj.any_end[i]), rows, row_checks or None
-
-    def _clip_to_limits(self, r: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
-        """Desired state with positions beyond the limits put on the limit, at rest there.
-
-        Every executed point lies inside the limits, but a spline between them can overshoot: a
-        bridge from a state with a large velocity or acceleration (points 50 ms apart that ask for
-        tens of rad/s, then a replacement) swings far out before it reaches its first point.  The
-        joint waits on the limit instead, so no command ever leaves the limits (the RobotHW's limit
-        handles, if any, would clip it too; path tolerances see the clipped desired state).
-        """
-        n = self._n
-        p = r[:n]
-        out = (p < lower) | (p > upper)
-        r = r.copy()
-        r[:n] = np.clip(p, lower, upper)
-        r[n:2 * n][out] = 0.0
-        r[2 * n:][out] = 0.0
-        far = (p < lower - 1e-3) | (p > upper + 1e-3)  # a hold where the joint rests a hair outside: quiet
-        if far.any() and self._clip_throttle.ready():
-            logger.warning("Desired position of %s lies beyond the position limits (spline overshoot "
-                           "between points, or a hold where the joint rests beyond a limit): commanding "
-                           "the limit instead", [self._names[j] for j in np.flatnonzero(far)])
-        return r
-
-    def _check(self, plan: _Plan, goal: _Goal, i: int, uptime: float, r: np.ndarray, pos: np.ndarray,
-               vel: np.ndarray, time: float) -> None:
-        traj = plan.trajectory
-        check_path = plan.check_path and traj.any_path[i]
-        check_end = traj.any_end[i]
-        timed_out = uptime >= plan.deadline
-        if not (check_path or check_end or timed_out):
-            return
-        n = self._n
-        ep = np.pi - np.remainder(np.pi - (r[:n] - pos), _TWO_PI)
-        ev = r[n:2 * n] - vel
-        aep = np.abs(ep)
-        aev = np.abs(ev)
-        bad = None
-        path_bad = None
-        if check_path:
-            path_bad = aep > plan.path_pos
-            if plan.check_path_vel:
-                path_bad |= aev > plan.path_vel
-            path_bad &= traj.in_path[i]
-            bad = path_bad
-        if check_end:
-            end_mask = traj.at_end[i]
-            inside = (aep <= plan.goal_pos) & (aev <= plan.goal_vel)
-            goal.done |= inside & end_mask
-            late = end_mask & ~inside & (uptime >= plan.goal_deadlines)
-            bad = late if bad is None else (bad | late)
-        if bad is not None and bad.any():
-            j = int(np.argmax(bad))
-            if path_bad is not None and path_bad[j]:
-                text = self._error_text(j, "path", ep[j], ev[j], plan.path_pos[j], plan.path_vel[j])
-                self._finish(plan, goal, ABORTED, PATH_TOLERANCE_VIOLATED, text, time, uptime, r, pos)
-            else:
-                text = self._error_text(j, "goal", ep[j], ev[j], plan.goal_pos[j], plan.goal_vel[j])
-                self._finish(plan, goal, ABORTED, GOAL_TOLERANCE_VIOLATED, text, time, uptime, r, pos)
-        elif goal.done.all():
-            self._finish(plan, goal, SUCCEEDED, SUCCESSFUL, "", time, uptime, r, pos)
-        elif timed_out:
-            j = int(np.argmin(goal.done))
-            waiting = [self._names[k] for k in np.flatnonzero(~goal.done)]
-            text = (f"{self._names[j]} goal error {ep[j]:f}: goal timed out, joint(s) {waiting} not within "
-                    f"the goal tolerance {self._timeout_margin:.3f} s after the trajectory end plus "
-                    f"goal_time")
-            self._finish(plan, goal, ABORTED, GOAL_TOLERANCE_VIOLATED, text, time, uptime, r, pos)
-
-    def _error_text(self, j: int, kind: str, ep: float, ev: float, tol_p: float, tol_v: float) -> str:
-        text = f"{self._names[j]} {kind} error {ep:f}"
-        if abs(ep) > tol_p:
-            return text + f" (position error exceeds the {kind} tolerance {tol_p:f})"
-        return text + f" (velocity error {ev:f} exceeds the {kind} velocity tolerance {tol_v:f})"
-
-    def _finish(self, plan: _Plan, goal: _Goal, status: str, code: int, text: str, time: float, uptime: float,
-                r: np.ndarray, pos: np.ndarray) -> None:
-        """Loop thread: end ``goal`` (and hold on abort if configured)."""
-        hold = None
-        if status == ABORTED and self.hold_on_abort:
-            n = self._n
-            hold = self._hold_plan_from(uptime, pos, r[:n], r[n:2 * n], None)
-        with self._state_lock:
-            if not goal.active:
-                return
-            goal.active = False
-            if hold is not None and self._plan is plan:
-                self._plan = hold
-            self._events.append(GoalEvent(goal.key, status, code, text, float(time)))
-        if status == ABORTED:
-            logger.warning("Trajectory goal aborted (%s): %s%s", code_name(code), text,
-                           "; holding position" if hold is not None else "; trajectory continues")
-        else:
-            logger.debug("Trajectory goal succeeded")
-
     # ------------------------------------------------------------------------------ commands
-    def accept(self, trajectory: Any, goal_key: Any = None, path_tolerance: Iterable[Any] = (),
-               goal_tolerance: Iterable[Any] = (), goal_time_tolerance: Any = 0.0,
-               veto: Optional[Callable[["PreparedTrajectory"], Optional[Tuple[int, str]]]] = None
-               ) -> Tuple[int, str]:
-        """Accept a trajectory (topic command when ``goal_key`` is None, else an action goal).
-
-        Validation in the order of ros_controllers' ``goalCB`` / ``updateTrajectoryCommand``: the
-        controller must be running (else INVALID_GOAL), a goal's joint names must match the
-        controller's (INVALID_JOINTS), then the points are checked while the trajectory is built
-        (INVALID_GOAL, e.g. all in the past, or outside the limits).  On success the new trajectory
-        replaces the current one from the next cycle (time-based merge) and the previously active
-        goal is preempted.  An empty trajectory holds (or stops, with a ramp); for an action goal it
-        succeeds once the hold/stop segment has ended.  Topic commands carry no tolerances.
-
-        :param veto: called once with the :class:`PreparedTrajectory` after validation and before
-            anything is swapped in (e.g. to hand the trajectory to a device that executes it); it
-            returns None to go on, or ``(code, error_string)`` to refuse the trajectory, which then
-            changes nothing.
-        :returns: ``(code, error_string)``; code 0 (SUCCESSFUL) means accepted.
-        """
-        vetted = False
-        with self._cmd_lock:
-            for _ in range(8):
-                plan = self._plan
-                try:
-                    new_plan = self._build(trajectory, goal_key, path_tolerance, goal_tolerance,
-                                           goal_time_tolerance, plan)
-                except TrajectoryRejected as err:
-                    # A goal's client gets the result; a topic command's sender learns only from the
-                    # log, so that is an error.  Throttled: a client may repeat a bad message fast.
-                    is_goal = goal_key is not None
-                    if self._reject_throttle.ready((is_goal, err.code)):
-                        what = "goal" if is_goal else ("command (nothing executed, the controller keeps its "
-                                                       "trajectory)")
-                        logger.log(logging.WARNING if is_goal else logging.ERROR,
-                                   "Rejected trajectory %s (%s): %s", what, code_name(err.code), err.message)
-                    return err.code, err.message
-                except TrajectoryError as err:  # pragma: no cover - defensive: a bug, not the client's fault
-                    logger.error("Could not build trajectory: %s", err)
-                    return INVALID_GOAL, f"Could not build trajectory: {err}"
-                if veto is not None and not vetted:
-                    vetted = True  # a rebuild after a concurrent swap executes the same message
-                    prepared = self._prepared
-                    assert prepared is not None  # _build sets it
-                    refusal = veto(prepared)
-                    if refusal is not None:
-                        return int(refusal[0]), str(refusal[1])
-                with self._state_lock:
-                    if self._plan is not plan:
-                        continue
-                    self._plan = new_plan
-                    reason = "preempted by a new goal" if goal_key is not None else "preempted by a command"
-                    self._preempt_locked(plan, reason, self._time_data[0])
-                return SUCCESSFUL, ""
-        return INVALID_GOAL, "The executed trajectory kept changing while accepting this one; try again"
-
-    def accept_goal(self, goal: Any, goal_key: Any) -> Tuple[int, str]:
-        """:meth:`accept` for a FollowJointTrajectoryGoal-shaped ``goal``."""
-        return self.accept(getattr(goal, "trajectory", None), goal_key, getattr(goal, "path_tolerance", ()),
-                           getattr(goal, "goal_tolerance", ()), getattr(goal, "goal_time_tolerance", 0.0))
-
-    def _build(self, msg: Any, goal_key: Any, path_tolerance: Iterable[Any], goal_tolerance: Iterable[Any],
-               goal_time_tolerance: Any, plan: Optional[_Plan]) -> _Plan:
-        """Validate and build the plan (``_cmd_lock`` held); also sets :attr:`_prepared` for the veto."""
-        if not self._running or plan is None:
-            raise TrajectoryRejected(INVALID_GOAL, "Controller is not running")
-        if msg is None:
-            raise TrajectoryRejected(INVALID_GOAL, "No trajectory given")
-        is_goal = goal_key is not None
-        if is_goal:
-            map_joints(getattr(msg, "joint_names", None) or (), self._names, self._allow_partial)
-        goal = _Goal(goal_key, self._n) if is_goal else None
-        t, period, uptime = self._time_data
-        if not (getattr(msg, "points", None) or ()):
-            hold = self._hold_plan(plan, goal)
-            self._prepared = PreparedTrajectory(hold.trajectory, -1, uptime, t, uptime)
-            return hold
-        latest = self._latest
-        result = init_joint_trajectory(msg, self._names, t + period, uptime + period, plan.trajectory,
-                                       self._continuous, self._allow_partial, self._limits,
-                                       None if latest is None else latest[3])
-        if is_goal:
-            new_tol = self._default_tolerances.with_goal(self._names, path_tolerance, goal_tolerance,
-                                                         goal_time_tolerance)
-        else:
-            new_tol = Tolerances.none(self._n)
-        tolerances = plan.tolerances.merged(new_tol, result.joints_in_message)
-        self._prepared = PreparedTrajectory(result.trajectory, result.first_point, result.start_time,
-                                            t + period, uptime + period)
-        return _Plan(result.trajectory, tolerances, goal, self._timeout_margin, self._limits)
-
-    def _hold_plan(self, plan: _Plan, goal: Optional[_Goal]) -> _Plan:
-        """Hold/stop plan at the last update's uptime, built from the latest state."""
-        latest = self._latest
-        uptime = self._time_data[2]
-        desired = plan.trajectory.sample(uptime)
-        # Not running yet: nothing measured, so the hold starts from the desired state.
-        measured = np.array(latest[3], dtype=float) if latest is not None else np.full(self._n, np.nan)
-        return self._hold_plan_from(uptime, measured, desired[0], desired[1], goal)
-
-    def _hold_plan_from(self, uptime: float, measured: np.ndarray, desired_pos: np.ndarray,
-                        desired_vel: np.ndarray, goal: Optional[_Goal]) -> _Plan:
-        """Hold (stop duration 0: at the measured position) or stop ramp (from the desired state).
-
-        Joints whose desired state is not usable (not finite, or refused by the limits) start
-        from their measured position at rest, whatever the stop duration.  Never raises.
-        """
-        measured = np.asarray(measured, dtype=float)
-        if self._stop_duration > 0.0:
-            pos, vel, usable = self._limits.start_state(desired_pos, desired_vel, measured)
-            if not usable.all() and self._hold_throttle.ready():
-                bad = [self._names[j] for j in np.flatnonzero(~usable)]
-                logger.warning("Desired state of %s is not usable (not finite or outside the limits): "
-                               "stopping at the measured position instead", bad)
-            vel = self._limits.stop_velocities(pos, vel, self._stop_reach)
-        else:  # upstream: hold the measured position (the desired one only if there is no measurement)
-            fallback, _, _ = self._limits.start_state(desired_pos, self._zeros, None)
-            meas = np.asarray(measured, dtype=float)
-            pos, vel = np.where(np.isfinite(meas), meas, fallback), self._zeros
-        return _Plan(self._hold_trajectory(uptime, pos, vel), Tolerances.none(self._n), goal,
-                     self._timeout_margin, self._limits)
-
-    def _hold_trajectory(self, uptime: float, pos: np.ndarray, vel: np.ndarray) -> Trajectory:
-        """Stop ramp (or hold) from a sanitised state; falls back to a plain hold, never raises."""
-        try:
-            return Trajectory.stop_ramp(uptime, pos, vel, self._stop_duration)
-        except TrajectoryError as err:  # pragma: no cover - defensive: inputs are finite and bounded
-            logger.error("Could not build the stop ramp (%s): holding the position", err)
-            return Trajectory.hold(uptime, pos)
 
     def _preempt_locked(self, plan: Optional[_Plan], reason: str, time: float) -> None:
         """With ``_state_lock`` held: preempt ``plan``'s goal if still active."""
