@@ -5,7 +5,7 @@ The example quadruped (``config/quadruped_hardware.xml``: 12 MIT motors on 2 vir
 contacts, simulated firmware) with its URDF and joint limits, a ``MiddlewareRobotHW`` and a
 ``ControllerManager`` on an in-memory graph running ``joint_state_controller`` (100 Hz) and
 ``legs_controller`` (position JTC, 12 joints, threaded state publisher and action monitor as under
-rospy), driven by the real :class:`~rospy_control.adapter.control_loop.ControlLoop` thread.  A
+rospy), driven by the real :class:`~rospy_control.control_loop.loop.ControlLoop` thread.  A
 goal (a slow quintic of +-0.1 rad around the standing pose, longer than the run) executes during
 the whole measurement, so every cycle samples the trajectory and checks the path tolerances.
 
@@ -51,7 +51,7 @@ from control_msgs.msg import FollowJointTrajectoryGoal  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 from rospy_control.testing.sim_rig import sim_of, simulated_middleware  # noqa: E402
-from rospy_control.adapter.control_loop import ControlLoop  # noqa: E402
+from rospy_control.control_loop.loop import ControlLoop  # noqa: E402
 from rospy_control.controller_manager import ControllerManager  # noqa: E402
 from rospy_control.controllers.joint_trajectory_controller import JointTrajectoryController  # noqa: E402
 from rospy_control.robot_hw import MiddlewareRobotHW  # noqa: E402
