@@ -59,8 +59,6 @@ calls that took longer than the cycle ``period`` ("overruns") and the ROS time o
 """
 from __future__ import annotations
 
-import importlib
-import sys
 import threading
 import time as _time
 from collections import deque
@@ -74,6 +72,7 @@ from rospy_control.controller_manager.records import (
     HardwareInterfaceResources, Result, UpdateStats,
 )
 from rospy_control.controller_manager.records import PendingSwitch as _Switch
+from rospy_control.controller_manager.reload import reload_modules
 from rospy_control.exceptions import PluginError
 from rospy_control.hardware_interface import ControllerInfo, SwitchState
 from rospy_control.log import Throttle, get_logger
@@ -538,15 +537,7 @@ class ControllerManager:
                     if not result.ok:
                         return _fail("Controller manager: Cannot reload controller libraries because "
                                      f"failed to unload controller '{name}'")
-            failures = []
-            for module_name in sorted(self._controller_modules):
-                module = sys.modules.get(module_name)
-                if module is None:
-                    continue
-                try:
-                    importlib.reload(module)
-                except Exception as err:  # noqa: BLE001 - e.g. a syntax error in the edited module
-                    failures.append(f"{module_name}: {err!r}")
+            failures = reload_modules(self._controller_modules)
             self.registry.clear_cache()
             if failures:
                 return _fail("Controller manager: reloading controller modules failed: "
