@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 from rospy_control.board.config import seed_config  # noqa: E402
 from rospy_control.board.core import BoardCore, TrajPoint  # noqa: E402
 from rospy_control.board.server import BoardClock, BoardServer  # noqa: E402
-from rospy_control.downlink import wire  # noqa: E402
+from rospy_control.board import wire  # noqa: E402
 from rospy_control.downlink.client import BoardClient  # noqa: E402
 from rospy_control.downlink.seed import SeedSender  # noqa: E402
 

@@ -15,7 +15,7 @@ import threading
 import time
 from typing import Callable, List, Optional
 
-from ..downlink import wire
+from . import wire
 from .backends import PulseBackend, SimBackend
 from .config import BoardConfig
 from .core import (BAD_REQUEST, BoardCore, Nack, OK, PROTOCOL_ERROR, START_MISMATCH, TrajPoint)

@@ -18,7 +18,7 @@ from ..hardware_interface.joint_trajectory_interface import (
     PATH_TOLERANCE_VIOLATED, TrajectoryDevice, TrajectoryFeedback, TrajectoryRequest,
 )
 from ..log import get_logger
-from . import wire
+from ..board import wire
 from .client import BoardClient, BoardError, Feedback, GoalHandle, TrajectoryInvalid
 from .hardware_xml import BoardDescription
 

@@ -24,7 +24,7 @@ import numpy as np
 from ..board.backends import PulseBackend
 from ..board.config import AxisConfig, BoardConfig
 from ..board.core import BoardCore, Goal, Nack, TrajPoint
-from . import wire
+from ..board import wire
 from .clock_sync import ClockSync
 from .goals import BoardError, BoardUnavailable, Feedback, GoalHandle, TrajectoryInvalid
 

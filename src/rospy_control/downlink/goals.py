@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Optional, Sequence
 
-from . import wire
+from ..board import wire
 
 __all__ = ["BoardError", "TrajectoryInvalid", "BoardUnavailable", "Feedback", "GoalHandle"]
 

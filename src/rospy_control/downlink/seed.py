@@ -15,7 +15,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 
 from ..board.core import TrajPoint
-from . import wire
+from ..board import wire
 
 
 class SeedTooLarge(wire.DownlinkError):

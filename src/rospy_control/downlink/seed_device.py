@@ -13,7 +13,7 @@ from ..hardware_interface.joint_trajectory_interface import (
     PATH_TOLERANCE_VIOLATED, TrajectoryDevice, TrajectoryFeedback, TrajectoryRequest,
 )
 from ..log import get_logger
-from . import wire
+from ..board import wire
 from .board_device import Snapshot, points_of
 from .hardware_xml import BoardDescription
 from .seed import SeedSender

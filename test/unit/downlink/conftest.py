@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from rospy_control.downlink import wire
+from rospy_control.board import wire
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 

@@ -11,7 +11,7 @@ from rospy_control.board.backends import SimBackend
 from rospy_control.board.config import AxisConfig, BoardConfig, EncoderConfig, seed_config
 from rospy_control.board.core import BoardCore, Nack, TrajPoint
 from rospy_control.board.interpolation import hermite, ramp_to_stop
-from rospy_control.downlink import wire
+from rospy_control.board import wire
 
 from downlink_testutil import min_jerk, plan_steps, run
 

@@ -7,7 +7,7 @@ import struct
 import pytest
 
 from rospy_control.board.config import seed_config
-from rospy_control.downlink import wire
+from rospy_control.board import wire
 
 from downlink_testutil import min_jerk, wait_until
 

@@ -12,7 +12,7 @@ from rospy_control.board import core as C
 from rospy_control.board.config import AxisConfig, BoardConfig, seed_config
 from rospy_control.board.core import TrajPoint
 from rospy_control.board.server import BoardClock
-from rospy_control.downlink import wire
+from rospy_control.board import wire
 from rospy_control.downlink.client import BoardClient, BoardUnavailable, TrajectoryInvalid
 
 from downlink_testutil import min_jerk, wait_until

@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from rospy_control.downlink import wire
+from rospy_control.board import wire
 
 # Point{positions: [1.0], time_frome_start: 0.5}, computed by hand from the protobuf encoding rules:
 #   field 1 (packed doubles): tag 0x0A, length 8, 1.0 as little-endian IEEE 754

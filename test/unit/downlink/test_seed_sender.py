@@ -10,7 +10,7 @@ import pytest
 
 from rospy_control.board.config import seed_config
 from rospy_control.board.core import TrajPoint
-from rospy_control.downlink import wire
+from rospy_control.board import wire
 from rospy_control.downlink.seed import SeedSender, SeedTooLarge, resample
 
 from downlink_testutil import min_jerk, wait_until
