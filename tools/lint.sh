@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Static checks run by CI: Python 3.8 compatibility of everything users run (Ubuntu 20.04 Noetic
-# has Python 3.8), flake8 over the code and tests, and mypy (as Python 3.8) over the package.
+# has Python 3.8), flake8 over the code and tests, mypy (as Python 3.8) over the package, and the
+# package's shape (tools/check_structure.py).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -15,3 +16,6 @@ echo "== flake8 (src/ scripts/ test/ bench/)"
 echo "   ok"
 echo "== mypy --python-version 3.8 (src/rospy_control, settings in mypy.ini)"
 .ws/venv/bin/mypy --config-file mypy.ini
+echo "== structure (src/ files <= 600 lines, no simulator on the driver's path, imports go down, no cycles)"
+/usr/bin/python3 tools/check_structure.py
+echo "   ok"
