@@ -46,7 +46,8 @@ def test_a_file_over_600_lines_is_named(tmp_path):
 
 
 def test_the_driver_path_importing_the_simulator_is_named_with_its_line(tmp_path):
-    src = _tree(tmp_path, {"middleware/middleware.py": "import os\n\nfrom rospy_control.simulator import peers\n",
+    bad = "import os\n\nfrom rospy_control.simulator import peers\n"
+    src = _tree(tmp_path, {"middleware/middleware.py": bad,
                            "simulator/peers.py": "",
                            "adapter/driver.py": "from rospy_control.simulator import peers\n"})
     code, out = _run(src)
