@@ -19,6 +19,7 @@ from . import wire
 from .backends import PulseBackend, SimBackend
 from .config import BoardConfig
 from .core import (BAD_REQUEST, BoardCore, Nack, OK, PROTOCOL_ERROR, START_MISMATCH, TrajPoint)
+from rospy_control.realtime import start_thread
 
 log = logging.getLogger("rospy_control.board")
 
@@ -92,9 +93,7 @@ class BoardServer:
 
     def start(self) -> "BoardServer":
         for target, name in ((self._accept_loop, "accept"), (self._executor_loop, "executor")):
-            th = threading.Thread(target=target, name=f"board-{name}", daemon=True)
-            th.start()
-            self._threads.append(th)
+            self._threads.append(start_thread(target, f"board.{name}"))
         return self
 
     def stop(self) -> None:
@@ -238,9 +237,7 @@ class BoardServer:
                 return
             conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             target = self._serve_full if self.protocol == "full" else self._serve_seed
-            th = threading.Thread(target=target, args=(conn, f"{peer[0]}:{peer[1]}"), name="board-conn",
-                                  daemon=True)
-            th.start()
+            th = start_thread(target, "board.connection", args=(conn, f"{peer[0]}:{peer[1]}"))
             self._threads = [t for t in self._threads if t.is_alive()] + [th]
 
     def _send(self, conn: socket.socket, env) -> bool:

@@ -21,6 +21,7 @@ from ..log import get_logger
 from ..board import wire
 from .client import BoardClient, BoardError, Feedback, GoalHandle, TrajectoryInvalid
 from .hardware_xml import BoardDescription
+from rospy_control.realtime import start_thread, thread_name
 
 logger = get_logger(__name__)
 
@@ -84,10 +85,8 @@ class BoardDevice(TrajectoryDevice):
 
     # ---- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
-        for target, name in ((self._connector, "board-connector"), (self._canceller, "board-cancel")):
-            th = threading.Thread(target=target, name=name, daemon=True)
-            th.start()
-            self._threads.append(th)
+        for target, name in ((self._connector, "downlink.connector"), (self._canceller, "downlink.cancel")):
+            self._threads.append(start_thread(target, name))
 
     def shutdown(self) -> None:
         self._stop.set()
@@ -207,6 +206,7 @@ class BoardDevice(TrajectoryDevice):
             timer = threading.Timer(max(0.0, at_rest - time.time()), self.report_succeeded,
                                     args=(request.goal_id,))
             timer.daemon = True
+            timer.name = thread_name("downlink.stop_timer")
             timer.start()
             return None
         try:
@@ -230,9 +230,7 @@ class BoardDevice(TrajectoryDevice):
             if request.replaces is not None:
                 self._replaced.add(request.replaces)
         self.report_accepted(request.goal_id)
-        th = threading.Thread(target=self._await, args=(request.goal_id, handle), name="board-goal",
-                              daemon=True)
-        th.start()
+        start_thread(self._await, "downlink.goal", args=(request.goal_id, handle))
         return None
 
     def _await(self, goal_id: int, handle: GoalHandle) -> None:

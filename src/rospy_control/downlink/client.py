@@ -27,8 +27,11 @@ from ..board.core import BoardCore, Goal, Nack, TrajPoint
 from ..board import wire
 from .clock_sync import ClockSync
 from .goals import BoardError, BoardUnavailable, Feedback, GoalHandle, TrajectoryInvalid
+from rospy_control.realtime import start_thread, thread_name
 
 log = logging.getLogger("rospy_control.downlink")
+
+_HEARTBEAT = thread_name("downlink.heartbeat")
 
 
 class _NullBackend(PulseBackend):
@@ -104,10 +107,8 @@ class BoardClient:
         """Connect, read the hello, synchronise clocks; :class:`BoardUnavailable` on failure."""
         self._closing.clear()
         self._connect_once()
-        if not any(t.name == "downlink-heartbeat" and t.is_alive() for t in self._threads):
-            th = threading.Thread(target=self._heartbeat_loop, name="downlink-heartbeat", daemon=True)
-            th.start()
-            self._threads.append(th)
+        if not any(t.name == _HEARTBEAT and t.is_alive() for t in self._threads):
+            self._threads.append(start_thread(self._heartbeat_loop, _HEARTBEAT))
         return self
 
     def _connect_once(self) -> None:
@@ -140,8 +141,7 @@ class BoardClient:
         self._sock = sock
         self._last_rx = time.monotonic()
         self.sync = ClockSync()  # before the reader starts: its feedback is converted with this one
-        th = threading.Thread(target=self._reader, args=(sock,), name="downlink-reader", daemon=True)
-        th.start()
+        th = start_thread(self._reader, "downlink.reader", args=(sock,))
         self._threads = [t for t in self._threads if t.is_alive()] + [th]
         # connected only once the clocks are synchronised: a goal sent the moment a reconnect is seen
         # needs the board's time
@@ -455,9 +455,7 @@ class BoardClient:
         if first == len(ordered):
             handle.stream_done_at = t_ack
         else:
-            th = threading.Thread(target=self._stream, args=(handle, ordered, first), name="downlink-stream",
-                                  daemon=True)
-            th.start()
+            th = start_thread(self._stream, "downlink.stream", args=(handle, ordered, first))
             self._threads = [t for t in self._threads if t.is_alive()] + [th]
         return handle
 

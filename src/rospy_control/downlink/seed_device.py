@@ -14,6 +14,7 @@ from ..hardware_interface.joint_trajectory_interface import (
 )
 from ..log import get_logger
 from ..board import wire
+from rospy_control.realtime import thread_name
 from .board_device import Snapshot, points_of
 from .hardware_xml import BoardDescription
 from .seed import SeedSender
@@ -144,12 +145,14 @@ class SeedBoardDevice(TrajectoryDevice):
             self.sent += 1
             timer = threading.Timer(max(0.0, t[-1]), self._finished, args=(request.goal_id,))
             timer.daemon = True
+            timer.name = thread_name("downlink.finish_timer")
             timer.start()
             self._timers = [x for x in self._timers if x.is_alive()] + [timer]
         self.report_accepted(request.goal_id)     # it fits; sent at its start time
         if delay > 0.005:
             timer = threading.Timer(delay, go)
             timer.daemon = True
+            timer.name = thread_name("downlink.start_timer")
             timer.start()
             self._timers.append(timer)
         else:

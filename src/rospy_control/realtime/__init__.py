@@ -22,8 +22,8 @@ from __future__ import annotations
 from rospy_control.realtime.buffer import RealtimeBuffer
 from rospy_control.realtime.log_queue import LogQueue, install_log_queue
 from rospy_control.realtime.threads import (
-    THREAD_PREFIX, ShutdownIncomplete, join_thread, package_threads, start_thread, stop_in_order,
+    THREAD_PREFIX, ShutdownIncomplete, join_thread, package_threads, start_thread, stop_in_order, thread_name,
 )
 
 __all__ = ["RealtimeBuffer", "LogQueue", "install_log_queue", "THREAD_PREFIX", "ShutdownIncomplete",
-           "join_thread", "package_threads", "start_thread", "stop_in_order"]
+           "join_thread", "package_threads", "start_thread", "stop_in_order", "thread_name"]

@@ -20,6 +20,7 @@ from rospy_control.log import get_logger
 logger = get_logger(__name__)
 
 __all__ = ["THREAD_PREFIX", "ShutdownIncomplete", "start_thread", "join_thread", "package_threads",
+           "thread_name",
            "stop_in_order"]
 
 #: Name prefix of every thread the package starts.

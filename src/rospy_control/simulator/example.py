@@ -25,6 +25,7 @@ from typing import Dict, List, Optional
 import can
 
 from rospy_control.devices.example import codec as example
+from rospy_control.realtime import start_thread
 
 __all__ = ["ExampleMotorPeer", "ExampleDeviceModel"]
 
@@ -117,8 +118,7 @@ class ExampleMotorPeer:
                             receive_own_messages=False)
         self._lock = threading.Lock()
         self._running = True
-        self._thread = threading.Thread(target=self._run, name=f"example-peer-{channel}", daemon=True)
-        self._thread.start()
+        self._thread = start_thread(self._run, f"sim.example.{channel}")
 
     def set_error(self, can_id: int, code: int) -> None:
         """The device reports error ``code`` from its next frame on (0: the cause is gone; the error
