@@ -1,4 +1,4 @@
-"""Seed 004's protocol, host side: each trajectory on its own TCP connection as a 4-byte
+"""The original board program's protocol, host side: each trajectory on its own TCP connection as a 4-byte
 little-endian length plus a ``JointTrajectoryPoints``, points in the board's axis order, in radians.
 
 The seed's board reads into a 64 KiB buffer and waits forever for a longer message, so nothing
