@@ -21,7 +21,7 @@ either ``steps_per_rad`` (given directly, at the joint) or ``motor_steps_per_rev
 motion.  Every error names file:line, element, attribute and value.
 
 :func:`board_config` turns the description into the :class:`~rospy_control.board.config.BoardConfig`
-the board program runs (``trajectory_board --hardware-xml FILE``), so the simulated board and the
+the board program runs (``trajectory_board --hardware-config FILE``), so the simulated board and the
 driver always agree on the axes.
 """
 from __future__ import annotations

@@ -74,3 +74,17 @@ def test_bad_axes_file_is_reported(tmp_path):
                           env=env, timeout=60)
     assert proc.returncode == 2
     assert str(axes) in proc.stderr and "max_step_rate = -5.0" in proc.stderr
+
+
+@pytest.mark.parametrize("flag", ["--hardware-config", "--hardware-xml"])
+def test_the_hardware_config_flag_and_its_former_name_read_the_board_of_the_xml(tmp_path, flag):
+    xml = tmp_path / "arm.xml"
+    xml.write_text('<robot name="r"><board address="127.0.0.1:7700">'
+                   '<axis name="a" joint="j" steps_per_rad="-3"/></board></robot>\n')
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.path.join(REPO, "src") + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.run([sys.executable, SCRIPT, flag, str(xml)], capture_output=True, text=True,
+                          env=env, timeout=60)
+    assert proc.returncode == 2 and str(xml) in proc.stderr, proc.stderr     # the XML's error, located
+    deprecated = "--hardware-xml is deprecated; name the hardware XML with --hardware-config"
+    assert (deprecated in proc.stderr) == (flag == "--hardware-xml")
