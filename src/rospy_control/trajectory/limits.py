@@ -16,6 +16,12 @@ position         inside the joint's position limits ``[lower, upper]`` (URDF ``<
                  :data:`POSITION_TOLERANCE` so that a limit that went through a decimal round trip
                  is not refused.  Continuous joints, and joints without a ``<limit>``, are not
                  position-limited, but their raw values must stay within ``+-``:data:`MAX_POSITION`.
+                 A joint that rests a hair beyond a limit (on its end stop, or after a decimal round
+                 trip of its zero): a point within :data:`START_STATE_TOLERANCE` of the measured start
+                 and at most that far beyond the limit is accepted, as MoveIt accepts such a start
+                 state (``start_state_max_bounds_error``, 0.05 by default), so a goal that begins or
+                 ends where the robot is can always be sent; the executed command is kept inside the
+                 limits.
 velocity         ``|v| <=`` :data:`VELOCITY_LIMIT_FACTOR` times the joint's velocity limit, or
                  ``|v| <=`` :data:`MAX_VELOCITY` without one.
 acceleration     ``|a| <=`` :data:`ACCELERATION_LIMIT_FACTOR` times ``max_acceleration`` when one is
@@ -63,7 +69,7 @@ from rospy_control.trajectory._typing import FloatSeq, IntSeq
 
 __all__ = [
     "ACCELERATION_LIMIT_FACTOR", "MAX_ACCELERATION", "MAX_POSITION", "MAX_TIME", "MAX_VELOCITY",
-    "POSITION_TOLERANCE", "VELOCITY_LIMIT_FACTOR", "TrajectoryLimits",
+    "POSITION_TOLERANCE", "START_STATE_TOLERANCE", "VELOCITY_LIMIT_FACTOR", "TrajectoryLimits",
 ]
 
 #: A point's velocity may be this many times the joint's velocity limit (see the module docstring).
@@ -80,6 +86,9 @@ MAX_ACCELERATION = 1.0e5
 MAX_TIME = 1.0e9
 #: Slack (rad or m) on position limits, for limits that went through a decimal round trip.
 POSITION_TOLERANCE = 1e-9
+#: How far (rad or m) beyond a position limit a point may lie when it is also within this distance of
+#: the joint's measured start (MoveIt's ``start_state_max_bounds_error`` default).
+START_STATE_TOLERANCE = 0.05
 
 
 def _array(values: Optional[Sequence[float]], n: int, default: float, what: str) -> np.ndarray:
@@ -148,20 +157,30 @@ class TrajectoryLimits:
 
     # ------------------------------------------------------------------------------ point checks
     def violation(self, kind: str, values: np.ndarray, joints: IntSeq,
-                  point_indices: Optional[IntSeq] = None) -> Optional[str]:
+                  point_indices: Optional[IntSeq] = None,
+                  start: Optional[Sequence[float]] = None) -> Optional[str]:
         """Why ``values`` break the rules (the first offending value, by point then joint), or None.
 
         :param kind: ``"position"``, ``"velocity"`` or ``"acceleration"``.
         :param values: ``(m, k)`` values of ``m`` points for ``k`` message joints.
         :param joints: ``(k,)`` controller index of each message joint.
         :param point_indices: ``(m,)`` message index of each row, for the error text (default 0..m-1).
+        :param start: measured positions (controller order): a position at most
+            :data:`START_STATE_TOLERANCE` beyond a limit and as near the joint's start is accepted.
         """
         vals = np.asarray(values, dtype=float)
         if vals.size == 0:
             return None
         idx = np.asarray(joints, dtype=int)
         if kind == "position":
-            bad = (vals < self.position_low[idx]) | (vals > self.position_high[idx])
+            low, high = self.position_low[idx], self.position_high[idx]
+            bad = (vals < low) | (vals > high)
+            if start is not None and bad.any():
+                begin = np.asarray(start, dtype=float)[idx]
+                with np.errstate(invalid="ignore"):   # a joint not measured yet (NaN) gets no slack
+                    near = ((np.abs(vals - begin) <= START_STATE_TOLERANCE)
+                            & (vals >= low - START_STATE_TOLERANCE) & (vals <= high + START_STATE_TOLERANCE))
+                bad &= ~near
         elif kind == "velocity":
             bad = np.abs(vals) > self.velocity_bound[idx]
         elif kind == "acceleration":

@@ -216,14 +216,17 @@ def _point_arrays(points: Sequence[Any], first: int, msg_joint_names: Sequence[s
 
 
 def _check_limits(limits: Optional[TrajectoryLimits], mapping: np.ndarray, first: int, pos: np.ndarray,
-                  vel: np.ndarray, acc: np.ndarray, has_v: np.ndarray, has_a: np.ndarray) -> None:
-    """:raises TrajectoryRejected: INVALID_GOAL when a used value breaks ``limits``."""
+                  vel: np.ndarray, acc: np.ndarray, has_v: np.ndarray, has_a: np.ndarray,
+                  measured: Optional[Sequence[float]] = None) -> None:
+    """:raises TrajectoryRejected: INVALID_GOAL when a used value breaks ``limits`` (positions near the
+    ``measured`` start get its tolerance: see :data:`~.limits.START_STATE_TOLERANCE`)."""
     if limits is None:
         return
     rows = np.arange(pos.shape[0])
     for kind, values, present in (("position", pos, rows), ("velocity", vel[has_v], np.flatnonzero(has_v)),
                                   ("acceleration", acc[has_a], np.flatnonzero(has_a))):
-        problem = limits.violation(kind, values, mapping, first + present)
+        problem = limits.violation(kind, values, mapping, first + present,
+                                   measured if kind == "position" else None)
         if problem is not None:
             raise TrajectoryRejected(INVALID_GOAL, problem)
 
@@ -323,7 +326,7 @@ def init_joint_trajectory(msg: Any, joint_names: Sequence[str], now: float, upti
                            abs_times[first] - o_now)
 
     pos, vel, acc, has_v, has_a = _point_arrays(points, first, msg_names)
-    _check_limits(limits, mapping, first, pos, vel, acc, has_v, has_a)
+    _check_limits(limits, mapping, first, pos, vel, acc, has_v, has_a, measured)
     t_pts = abs_times[first:]
     t0 = max(o_start, o_now)
 

@@ -331,3 +331,33 @@ def test_absurd_stop_trajectory_duration_is_a_config_error():
     with pytest.raises(ConfigError, match="stop_trajectory_duration"):
         TrajectoryExecutor.from_params(J, rrbot_params(J, stop_trajectory_duration=1e308),
                                        limits=arm_limits())
+
+
+# ------------------------------------------------------------------ a joint resting on its limit
+def test_a_joint_resting_a_hair_beyond_its_limit_takes_a_goal_that_returns_where_it_is():
+    loop = make_loop(stop=0.0, x0=(-2.5 - 0.002, 0.0))     # on its end stop, a hair past the URDF limit
+    loop.step()
+    start = float(loop.robot.x[0])
+    assert start < -2.5
+    msg = trajectory(J, [rest([start, 0.0], 0.2), rest([-1.0, 0.0], 1.5), rest([start, 0.0], 3.0)])
+    assert loop.ex.accept(msg, goal_key="back") == (0, "")
+    assert [(e.goal_key, e.status) for e in run_until_done(loop, "back", 5.0)] == [("back", SUCCEEDED)]
+    assert_desired_sane(loop)                                 # the command itself stays inside the limits
+
+
+@pytest.mark.parametrize("target, accepted", [(-2.54, True), (-2.56, False), (-2.6, False)])
+def test_the_start_state_tolerance_is_bounded_beyond_the_limit_and_from_the_start(target, accepted):
+    loop = make_loop(stop=0.0, x0=(-2.5 - 0.002, 0.0))
+    loop.step()
+    code, text = loop.ex.accept(trajectory(J, [rest([target, 0.0], 0.5)]), goal_key="g")
+    if accepted:
+        assert (code, text) == (0, "")
+    else:
+        assert code == INVALID_GOAL and "outside its position limits" in text and repr(target) in text
+
+
+def test_far_from_the_start_a_point_beyond_the_limit_is_refused_as_before():
+    loop = make_loop(stop=0.0, x0=(0.0, 0.0))
+    loop.step()
+    code, text = loop.ex.accept(trajectory(J, [rest([-2.52, 0.0], 2.0)]), goal_key="g")
+    assert code == INVALID_GOAL and "joint 'elbow'" in text and "[-2.5, 2.5]" in text
