@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The install space works on its own: `catkin_make install` into a workspace outside this repository
 # (tools/build_ws.sh --install), then, in a clean environment where only that install space is
-# sourced (nothing from .ws/devel or the source tree), `roslaunch rospy_control bringup.launch` on a
+# sourced (nothing from .ws/devel or the source tree), `roslaunch rospy_control bringup.launch` (the
+# default arm, then the CiA 402 arm, whose canopen the install space carries itself) on a
 # free port must publish /joint_states, offer the driver's services (std_srvs/Trigger
 # ~reset_faults, our generated rospy_control/SetSimFault), get its controllers started by the
 # installed spawner (controller_manager_msgs from the install space where ros_deps/ provided it),
@@ -41,14 +42,14 @@ t_built=$(date +%s)
 ros_home="$(mktemp -d "${TMPDIR:-/tmp}/rospy_control-install-home.XXXXXX")"
 trap 'rm -rf "$ros_home"' EXIT
 port="$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-# A pip fallback (python-can newer than the system's) lives in .ws/venv; it is no ROS workspace.
-venv_site="$(ls -d "$root"/.ws/venv/lib/python3*/site-packages 2>/dev/null | head -n 1 || true)"
+# What .ws/venv holds for the devices (canopen, a newer python-can) is installed into the install
+# space itself: the check puts nothing of the repository on the path.
 
 # The check runs in `env -i`: only HOME (for pip --user packages), a plain PATH and the variables
 # below; the install space's setup.bash chains the underlay it was built against (/opt/ros/noetic on
 # Ubuntu, nothing on Debian).
 env -i HOME="$HOME" PATH=/usr/bin:/bin:/usr/sbin:/sbin LANG=C.UTF-8 TERM=dumb \
-    RC_REPO="$root" RC_REPO_PHYS="$(pwd -P)" RC_WS="$ws" RC_ROS_HOME="$ros_home" RC_PORT="$port" RC_VENV_SITE="$venv_site" \
+    RC_REPO="$root" RC_REPO_PHYS="$(pwd -P)" RC_WS="$ws" RC_ROS_HOME="$ros_home" RC_PORT="$port" \
     RC_LAUNCH_LOG="$launch_log" RC_READY_TIMEOUT="$ready_timeout" \
     /bin/bash --norc --noprofile -s >>"$log" 2>&1 <<'CHECK'
 set -u
@@ -58,7 +59,6 @@ for var in CMAKE_PREFIX_PATH ROS_PACKAGE_PATH PYTHONPATH PATH LD_LIBRARY_PATH; d
     echo "CHECK-FAIL $var after sourcing the install space names the repository: ${!var}"; exit 1 ;;
   esac
 done
-if [ -n "$RC_VENV_SITE" ]; then export PYTHONPATH="$PYTHONPATH:$RC_VENV_SITE"; fi
 export ROS_HOME="$RC_ROS_HOME" ROS_MASTER_URI="http://127.0.0.1:$RC_PORT" ROS_HOSTNAME=127.0.0.1
 echo "ROS_PACKAGE_PATH=$ROS_PACKAGE_PATH"
 echo "PYTHONPATH=$PYTHONPATH"
@@ -76,8 +76,11 @@ while IFS= read -r -d '' link; do     # a link into the source tree (or nowhere)
   esac
 done < <(find "$RC_WS/install" -type l -print0)
 
+# the default arm, then the CiA 402 arm (canopen comes from the install space too)
+for hw in "" "$pkg/config/arm_hardware_cia402.xml"; do
+echo "== bringup.launch ${hw:+hardware_config:=$hw}"
 deadline=$(( $(date +%s) + RC_READY_TIMEOUT ))
-setsid roslaunch -p "$RC_PORT" rospy_control bringup.launch >"$RC_LAUNCH_LOG" 2>&1 </dev/null &
+setsid roslaunch -p "$RC_PORT" rospy_control bringup.launch ${hw:+hardware_config:=$hw} >>"$RC_LAUNCH_LOG" 2>&1 </dev/null &
 launch=$!
 # Interrupted (Ctrl-C, timeout): take the launch down too, it runs in a session of its own.
 trap 'if kill -0 "$launch" 2>/dev/null; then kill -INT "$launch"; sleep 5; kill -KILL -- "-$launch"; fi 2>/dev/null' EXIT
@@ -134,7 +137,8 @@ until_ready /joint_states joint_states &&
   until_ready "arm_controller running (spawner, controller_manager_msgs)" controllers &&
   ok=1
 stop_launch || ok=0
-[ "$ok" -eq 1 ]
+[ "$ok" -eq 1 ] || exit 1
+done
 CHECK
 rc=$?
 t_end=$(date +%s)

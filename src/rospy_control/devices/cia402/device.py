@@ -64,9 +64,20 @@ __all__ = ["Cia402Drive", "DEFAULT_EDS"]
 
 logger = get_logger(__name__)
 
+
+def _shipped_eds() -> str:
+    """The generic CiA 402 object dictionary shipped with the package (``config/cia402_drive.eds``):
+    beside the source tree, or, installed, in the install space's ``share/rospy_control/config``."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    source = os.path.normpath(os.path.join(here, "..", "..", "..", "..", "config", "cia402_drive.eds"))
+    # <prefix>/lib/python3/dist-packages/rospy_control/devices/cia402 -> <prefix>/share/rospy_control
+    installed = os.path.normpath(os.path.join(here, "..", "..", "..", "..", "..", "..", "share",
+                                              "rospy_control", "config", "cia402_drive.eds"))
+    return source if os.path.isfile(source) or not os.path.isfile(installed) else installed
+
+
 #: the generic CiA 402 object dictionary shipped with the package (config/cia402_drive.eds)
-DEFAULT_EDS = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
-                                            "..", "config", "cia402_drive.eds"))
+DEFAULT_EDS = _shipped_eds()
 
 
 #: one synchronous-PDO group per bus: its last unit sends the SYNC (one SYNC per cycle per bus)
