@@ -31,7 +31,9 @@ from rospy_control.srv import SetSimFault
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import driver_test_utils as u  # noqa: E402
 
-from rospy_control.adapter.tools.demo_trajectory import excursion, joint_limits_from_urdf  # noqa: E402
+from rospy_control.adapter.tools.demo_trajectory import (  # noqa: E402
+    demo_goal, excursion, joint_limits_from_urdf,
+)
 
 ARM = "arm_controller"
 GOAL_TOLERANCE = 0.01
@@ -123,6 +125,16 @@ class ProtocolArmTest(unittest.TestCase):
         self.assertEqual(state, GoalStatus.SUCCEEDED, result.error_string)
 
     # -- the scenarios ----------------------------------------------------------------------------
+    def test_0_the_readme_demo_goal_succeeds_from_where_the_arm_rests(self):
+        """``rosrun rospy_control demo_trajectory arm_controller`` as the README says, first thing after
+        start-up: from the measured start exactly (an arm resting on a limit included), out and back."""
+        self.wait_at_rest()
+        start = self.js.positions(self.joints)
+        self.assertIsNotNone(start)
+        goal, _ = demo_goal(self.joints, start, self.limits, 4.0, 20)
+        state, result = self.run_goal(goal)
+        self.assertEqual(state, GoalStatus.SUCCEEDED, result.error_string)
+
     def test_1_goal_at_tolerance_0_01_succeeds(self):
         goal = self.goal_from_here(0.4, 2.0)
         goal.goal_tolerance = [JointTolerance(name=j, position=GOAL_TOLERANCE) for j in self.joints]

@@ -91,6 +91,18 @@ def moveit_shaped_goal(joint_names: Sequence[str], start: Sequence[float], delta
     return goal
 
 
+def demo_goal(joints: Sequence[str], start: Sequence[float], limits_map: Limits, duration: float,
+              points: int, amplitude: Optional[float] = None):
+    """``(goal, delta)``: the demo's goal from the measured ``start`` (point 0, exactly): each joint out
+    towards the middle of its range (``amplitude`` rad, default 0.4, or 0.015 for a joint whose range
+    is under 0.5, such as a gripper) and back, :func:`moveit_shaped_goal` over ``duration`` s."""
+    limits = [limits_map.get(j, (-math.inf, math.inf)) for j in joints]
+    peaks = [amplitude if amplitude is not None else
+             (0.015 if math.isfinite(lo) and hi - lo < 0.5 else 0.4) for lo, hi in limits]
+    delta = excursion(start, peaks, limits)
+    return moveit_shaped_goal(joints, start, delta, duration, points), delta
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="demo_trajectory", description=__doc__.split("\n\n")[0])
     parser.add_argument("controller", nargs="?", default="arm_controller",
@@ -151,11 +163,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print("demo_trajectory: /joint_states does not carry every joint of the controller", file=sys.stderr)
         return 2
     limits_map = joint_limits_from_urdf(rospy.get_param("robot_description", ""))
-    limits = [limits_map.get(j, (-math.inf, math.inf)) for j in joints]
-    amplitude = [args.amplitude if args.amplitude is not None else
-                 (0.015 if math.isfinite(lo) and hi - lo < 0.5 else 0.4) for lo, hi in limits]
-    delta = excursion(start, amplitude, limits)
-    goal = moveit_shaped_goal(joints, start, delta, args.duration, args.points)
+    goal, delta = demo_goal(joints, start, limits_map, args.duration, args.points, args.amplitude)
     print(f"Sending a MoveIt-shaped goal to {ns}: {len(goal.trajectory.points)} points over "
           f"{args.duration:.1f} s, joints {', '.join(joints)}")
     for j, q, d in zip(joints, start, delta):
