@@ -65,5 +65,12 @@ PYEOF
 [ -x "$ws/venv/bin/mypy" ] || want+=("mypy>=1.10,<1.17")
 if [ "${#want[@]}" -gt 0 ]; then
   echo "bootstrap: installing from PyPI into .ws/venv: ${want[*]}"
-  "$ws/venv/bin/python" -m pip install -q --disable-pip-version-check "${want[@]}"
+  # a registry that does not answer once is tried again (three attempts), then the set-up stops here
+  for attempt in 1 2 3; do
+    if "$ws/venv/bin/python" -m pip install -q --disable-pip-version-check "${want[@]}"; then break; fi
+    if [ "$attempt" -eq 3 ]; then
+      echo "bootstrap: pip could not install ${want[*]} into .ws/venv (3 attempts)" >&2; exit 1
+    fi
+    echo "bootstrap: pip failed (attempt $attempt of 3); trying again in 10 s" >&2; sleep 10
+  done
 fi
