@@ -67,7 +67,11 @@ if [ "${#want[@]}" -gt 0 ]; then
   echo "bootstrap: installing from PyPI into .ws/venv: ${want[*]}"
   # a registry that does not answer once is tried again (three attempts), then the set-up stops here
   for attempt in 1 2 3; do
-    if "$ws/venv/bin/python" -m pip install -q --disable-pip-version-check "${want[@]}"; then break; fi
+    if "$ws/venv/bin/python" -m pip install -q --disable-pip-version-check "${want[@]}" &&
+       [ -x "$ws/venv/bin/vermin" ] && [ -x "$ws/venv/bin/mypy" ] &&
+       "$ws/venv/bin/python" -c "import canopen" 2>/dev/null; then
+      break
+    fi
     if [ "$attempt" -eq 3 ]; then
       echo "bootstrap: pip could not install ${want[*]} into .ws/venv (3 attempts)" >&2; exit 1
     fi
