@@ -192,23 +192,21 @@ def load_config(path: str) -> BoardConfig:
 
 
 def _load_xml(path: str) -> BoardConfig:
-    import xml.etree.ElementTree as ET
-    try:
-        root = ET.parse(path).getroot()
-    except ET.ParseError as err:
-        raise ConfigError(f"not well-formed XML: {err}", path) from None
+    # read by the one reader of the project's XML (lxml, or expat where the board's computer has none)
+    from ..hardware_config.reader import read_xml
+    root = read_xml(path)
     if root.tag != "board":
-        raise ConfigError(f"root element <{root.tag}>; expected <board>", path)
+        raise ConfigError(f"root element <{root.tag}>; expected <board>", path, root.line)
     axes = []
-    for i, el in enumerate(root.findall("axis")):
-        d: Dict[str, Any] = dict(el.attrib)
-        pins = el.find("pins")
+    for i, el in enumerate(c for c in root.children if c.tag == "axis"):
+        d: Dict[str, Any] = dict(el.attributes)
+        pins = el.child("pins")
         if pins is not None:
-            d["pins"] = dict(pins.attrib)
-        enc = el.find("encoder")
+            d["pins"] = dict(pins.attributes)
+        enc = el.child("encoder")
         if enc is not None:
-            e: Dict[str, Any] = {k: v for k, v in enc.attrib.items() if k not in ("a", "b")}
-            e["pins"] = {k: v for k, v in enc.attrib.items() if k in ("a", "b")}
+            e: Dict[str, Any] = {k: v for k, v in enc.attributes.items() if k not in ("a", "b")}
+            e["pins"] = {k: v for k, v in enc.attributes.items() if k in ("a", "b")}
             d["encoder"] = e
-        axes.append(_axis_from_dict(path, d, i))
-    return BoardConfig(axes, source=path, **_board_kwargs(path, dict(root.attrib)))
+        axes.append(_axis_from_dict(f"{path}:{el.line}", d, i))
+    return BoardConfig(axes, source=path, **_board_kwargs(path, dict(root.attributes)))

@@ -10,43 +10,15 @@ The schema is documented in ``docs/hardware_xml.md``.
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
-from lxml import etree
-
-from rospy_control.exceptions import ConfigError
+from .element import ElementInfo
+from .reader import read_xml
 
 __all__ = [
     "ElementInfo", "ChannelInfo", "UnitInfo", "HardwareInfo", "parse_hardware_xml", "AttributeReader",
-    "to_int", "to_float", "to_bool", "to_str",
+    "read_xml", "to_int", "to_float", "to_bool", "to_str",
 ]
-
-
-class ElementInfo(NamedTuple):
-    """One XML element as plain data."""
-
-    tag: str
-    attributes: Dict[str, str]
-    source: str
-    line: Optional[int]
-    children: Tuple["ElementInfo", ...]
-
-    def describe(self) -> str:
-        """``<tag name='x'>`` for messages."""
-        name = self.attributes.get("name")
-        return f"<{self.tag} name='{name}'>" if name is not None else f"<{self.tag}>"
-
-    def error(self, message: str) -> ConfigError:
-        """A ConfigError located at this element."""
-        return ConfigError(f"{self.describe()}: {message}", self.source, self.line)
-
-    def child(self, tag: str) -> Optional["ElementInfo"]:
-        """The single child called ``tag`` (None if absent; error if repeated)."""
-        found = [c for c in self.children if c.tag == tag]
-        if len(found) > 1:
-            raise found[1].error(f"<{tag}> may appear only once inside {self.describe()}")
-        return found[0] if found else None
 
 
 class ChannelInfo(NamedTuple):
@@ -79,36 +51,14 @@ class HardwareInfo(NamedTuple):
     units: Tuple[UnitInfo, ...]
 
 
-def _to_plain(el, source: str) -> ElementInfo:
-    children = tuple(_to_plain(c, source) for c in el if isinstance(c.tag, str))
-    return ElementInfo(el.tag, dict(el.attrib), source, el.sourceline, children)
-
-
 def parse_hardware_xml(source: str) -> HardwareInfo:
     """Parse a hardware description from a file path or from XML text (starting with ``<``).
 
     :raises ConfigError: unreadable file, malformed XML, wrong structure, duplicate names, a unit
         bound to a channel that does not exist.  Attribute values are checked in phase 2.
     """
-    text = source.lstrip()
-    parser = etree.XMLParser(remove_comments=True, resolve_entities=False, no_network=True)
-    if text.startswith("<"):
-        name = "<xml string>"
-        try:
-            root = etree.fromstring(text.encode("utf-8"), parser)
-        except etree.XMLSyntaxError as err:
-            raise ConfigError(f"malformed XML: {err.msg}", name, err.lineno) from err
-    else:
-        name = source
-        if not os.path.isfile(source):
-            raise ConfigError("hardware description file not found (expected a path or XML text)", source)
-        try:
-            root = etree.parse(source, parser).getroot()
-        except etree.XMLSyntaxError as err:
-            raise ConfigError(f"malformed XML: {err.msg}", name, err.lineno) from err
-        except OSError as err:
-            raise ConfigError(f"cannot read file: {err}", name) from err
-    doc = _to_plain(root, name)
+    doc = read_xml(source, not_found="hardware description file not found (expected a path or XML text)")
+    name = doc.source
     if doc.tag != "hardware":
         raise doc.error("the root element must be <hardware>")
     channels: List[ChannelInfo] = []
