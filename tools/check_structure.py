@@ -5,7 +5,9 @@
 * no module of the driver's code path imports the simulator: the simulator is a peer on the bus,
   composed by the node, ``hw_check --sim``, the tests and :mod:`rospy_control.composition` only;
 * imports go down the layers: a package never imports one from a layer above it (``LAYERS``);
-* no two modules of the package import each other, directly or through others, at module level.
+* no two modules of the package import each other, directly or through others, at module level;
+* XML is read by two modules only: the hardware XML by ``hardware_config.reader``, the URDF by
+  ``urdf`` (``XML_READERS``); no other module imports an XML library.
 
 Usage: ``check_structure.py [SRC_DIR]`` (default: this repository's ``src``); exit status 1 on any
 finding.  Imports inside functions count for the simulator and layer rules (they run, too), not for
@@ -25,6 +27,9 @@ SIMULATOR = "rospy_control.simulator"
 DRIVER_PATH = ("middleware", "bus", "devices", "hardware_config", "robot_hw", "hardware_interface",
                "control_loop", "controllers", "controller_manager", "controller_interface", "downlink",
                "dynamics", "trajectory", "transmission_interface", "joint_limits", "realtime", "board")
+#: the modules that may import an XML library, and the libraries
+XML_READERS = ("rospy_control.hardware_config.reader", "rospy_control.urdf")
+XML_LIBRARIES = ("lxml", "xml", "defusedxml")
 #: lower layers first; a package may import its own layer and the ones below, never one above
 LAYERS: Tuple[Tuple[str, ...], ...] = (
     ("exceptions", "log", "angles", "plugins", "realtime"),
@@ -74,6 +79,17 @@ def _imports(tree: ast.AST, module: str, is_package: bool) -> List[Tuple[str, in
     return out
 
 
+def _foreign_imports(tree: ast.AST) -> List[Tuple[int, str]]:
+    """``(line, module)`` of every absolute import, at any level."""
+    out: List[Tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.append((node.lineno, node.module))
+    return out
+
+
 def check(src: str) -> List[str]:
     findings: List[str] = []
     graph: Dict[str, Set[str]] = {}
@@ -95,6 +111,11 @@ def check(src: str) -> List[str]:
         parts = module.split(".")
         package = parts[1] if len(parts) > 1 else ""
         mine = _layer_of(package)
+        if module not in XML_READERS:
+            for line, name in _foreign_imports(tree):
+                if name.split(".")[0] in XML_LIBRARIES:
+                    findings.append(f"{rel}:{line}: imports the XML library {name}; read XML through "
+                                    f"{' or '.join(XML_READERS)}")
         for imported, line, level in _imports(tree, module, path.endswith("__init__.py")):
             target = imported
             while target not in files and "." in target:

@@ -16,7 +16,8 @@ from lxml import etree
 
 from rospy_control.exceptions import ConfigError
 
-__all__ = ["UrdfJoint", "parse_urdf", "urdf_joints", "find_robot_description", "load_robot_description"]
+__all__ = ["UrdfJoint", "parse_urdf", "urdf_joints", "element_xml", "find_robot_description",
+           "load_robot_description"]
 
 # No entity expansion and no network: a description is data, never a fetch.
 _PARSER = etree.XMLParser(remove_comments=True, resolve_entities=False, no_network=True)
@@ -38,11 +39,13 @@ class UrdfJoint(NamedTuple):
     line: Optional[int] = None
 
 
-def parse_urdf(text: Union[str, bytes], source: str = "robot_description"):
+def parse_urdf(text: Union[str, bytes], source: str = "robot_description", root_tag: Optional[str] = "robot"):
     """Parse URDF text and return the root element (lxml, with source lines).
 
     :param source: where the text came from (file or parameter), used in error messages.
-    :raises ConfigError: the text is empty, not XML, or its root is not ``<robot>``.
+    :param root_tag: the root element required (None: any, as the transmission parser reads
+        ``<transmission>`` children of whatever root it is given).
+    :raises ConfigError: the text is empty, not XML, or its root is not ``root_tag``.
     """
     if text is None or (isinstance(text, (str, bytes)) and not text.strip()):
         raise ConfigError("the robot description is empty", source)
@@ -53,9 +56,16 @@ def parse_urdf(text: Union[str, bytes], source: str = "robot_description"):
         root = etree.fromstring(data, _PARSER)
     except etree.XMLSyntaxError as err:
         raise ConfigError(f"cannot parse the URDF: {err.msg}", source, getattr(err, "lineno", None)) from err
-    if root.tag != "robot":
-        raise ConfigError(f"the root element is <{root.tag}>, expected <robot>", source, root.sourceline)
+    if root_tag is not None and root.tag != root_tag:
+        raise ConfigError(f"the root element is <{root.tag}>, expected <{root_tag}>", source, root.sourceline)
     return root
+
+
+def element_xml(element: Any) -> str:
+    """An element of a parsed URDF as XML text ("" for None)."""
+    if element is None:
+        return ""
+    return etree.tostring(element, encoding="unicode", with_tail=False)
 
 
 def urdf_joints(root, source: str = "robot_description") -> Dict[str, UrdfJoint]:

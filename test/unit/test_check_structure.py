@@ -71,3 +71,15 @@ def test_an_import_cycle_is_named(tmp_path):
     code, out = _run(src)
     assert code == 1 and "import cycle between rospy_control.testing.a, rospy_control.testing.b" in out
     assert "src/rospy_control/testing/a.py:1" in out and "src/rospy_control/testing/b.py:1" in out
+
+
+def test_xml_read_outside_the_two_readers_is_named(tmp_path):
+    src = _tree(tmp_path, {"devices/cfg.py": "import os\n\ndef f():\n    from lxml import etree\n",
+                           "board/config.py": "import xml.etree.ElementTree as ET\n",
+                           "hardware_config/reader.py": "from lxml import etree\n",
+                           "urdf.py": "from lxml import etree\n"})
+    code, out = _run(src)
+    assert code == 1
+    assert "src/rospy_control/devices/cfg.py:4: imports the XML library lxml" in out
+    assert "src/rospy_control/board/config.py:1: imports the XML library xml.etree.ElementTree" in out
+    assert "reader.py" not in out and "urdf.py:" not in out

@@ -99,7 +99,7 @@ def bind(middleware, urdf_xml: str, urdf_source: str = "robot_description",
     """
     hw = f"hardware '{middleware.name}' ({middleware.source})"
     shared = bind_actuators_to_joints(
-        urdf_xml, middleware.motors(), urdf_source, hardware=hw, direct_source=str(middleware.source),
+        urdf_xml, middleware.motors(), urdf_source, hardware=hw,
         strict=True, skip_unknown_actuators=skip_unknown_actuators)
     posvel: Set[str] = set()
     infos = [_strip_posvel(i, posvel) for i in shared.infos]

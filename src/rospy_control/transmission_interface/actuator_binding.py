@@ -4,9 +4,11 @@ RobotHW (:mod:`rospy_control.robot_hw._binding`, strict) and by the simulator's 
 
 An actuator is any object with ``name``, ``joint`` (the hardware XML's ``joint`` attribute, or None)
 and ``where`` (its file:line, for messages): a middleware :class:`~rospy_control.middleware.ActuatorUnit`.
-The binding is the URDF ``<transmission>`` elements that name the actuators, then a synthetic 1:1
-``SimpleTransmission`` (reduction 1, no offset; Position, Velocity and Effort joint interfaces) for
-each actuator no transmission names and whose ``joint`` attribute names a movable URDF joint.
+The binding is the URDF ``<transmission>`` elements that name the actuators, then a 1:1
+``SimpleTransmission`` record (reduction 1, no offset; Position, Velocity and Effort joint interfaces),
+built directly from the actuator's ``joint`` attribute, for each actuator no transmission names and
+whose ``joint`` attribute names a movable URDF joint.  The URDF is parsed once, by
+:mod:`rospy_control.urdf`.
 
 ``strict=True`` (the RobotHW: nothing half-starts) raises :class:`~rospy_control.exceptions.ConfigError`,
 naming the URDF transmission or the hardware XML unit and its file:line, when:
@@ -33,10 +35,15 @@ from typing import Any, Dict, List, Sequence
 from rospy_control.exceptions import ConfigError
 from rospy_control.log import get_logger
 from rospy_control.transmission_interface.parser import ParseResult, TransmissionParser
-from rospy_control.transmission_interface.transmission_info import TransmissionInfo
+from rospy_control.transmission_interface.transmission_info import (
+    ActuatorInfo,
+    ElementValue,
+    JointInfo,
+    TransmissionInfo,
+)
 from rospy_control.urdf import parse_urdf
 
-__all__ = ["ActuatorJointBinding", "bind_actuators_to_joints", "DIRECT_INTERFACES"]
+__all__ = ["ActuatorJointBinding", "bind_actuators_to_joints", "direct_transmission", "DIRECT_INTERFACES"]
 
 logger = get_logger(__name__)
 
@@ -79,18 +86,16 @@ def _skipped_actuators(root, result: ParseResult) -> Dict[str, str]:
 
 def bind_actuators_to_joints(urdf_xml: str, actuators: Sequence[Any],
                              urdf_source: str = "robot_description",
-                             hardware: str = "the hardware description", direct_source: str = "hardware XML",
-                             strict: bool = True,
+                             hardware: str = "the hardware description", strict: bool = True,
                              skip_unknown_actuators: bool = False) -> ActuatorJointBinding:
     """Bind ``actuators`` to the joints of ``urdf_xml`` (see the module docstring).
 
     :param hardware: how messages name the hardware description (``hardware 'arm' (file)``).
-    :param direct_source: the source name the synthetic 1:1 transmissions are parsed under.
     :raises ConfigError: a malformed URDF; with ``strict``, any inconsistency (naming why).
     """
     root = parse_urdf(urdf_xml, urdf_source)
     joint_elements = {el.get("name"): el for el in root.findall("joint") if el.get("name")}
-    result = TransmissionParser.parse(urdf_xml, source=urdf_source)
+    result = TransmissionParser.parse_root(root, source=urdf_source)
     motors = {m.name: m for m in actuators}
     hw = hardware
     known = ", ".join(motors) or "none"
@@ -200,23 +205,19 @@ def bind_actuators_to_joints(urdf_xml: str, actuators: Sequence[Any],
         direct[name] = joint
 
     synthetic: List[TransmissionInfo] = []
-    if direct:
-        trans_names = {i.name for i in kept}
-        parts = []
-        for motor_name, joint in direct.items():
-            trans = f"{motor_name}_direct_transmission"
-            if trans in trans_names and strict:
-                raise ConfigError(f"{hw}: cannot bind motor '{motor_name}' 1:1: the URDF already has a "
-                                  f"transmission called '{trans}'")
-            ifaces = "".join(f"<hardwareInterface>{i}</hardwareInterface>" for i in DIRECT_INTERFACES)
-            parts.append(f'<transmission name="{trans}">'
-                         '<type>transmission_interface/SimpleTransmission</type>'
-                         f'<joint name="{joint}">{ifaces}</joint><actuator name="{motor_name}">'
-                         "<mechanicalReduction>1</mechanicalReduction></actuator></transmission>")
-        parsed = TransmissionParser.parse("<robot>" + "".join(parts) + "</robot>", source=direct_source)
-        for info in parsed:
-            motor = motors[info.actuators[0].name]
-            info.source = f"hardware XML motor '{motor.name}' at {motor.where} (joint attribute)"
-            info.line = None
-            synthetic.append(info)
+    trans_names = {i.name for i in kept}
+    for motor_name, joint in direct.items():
+        trans = f"{motor_name}_direct_transmission"
+        if trans in trans_names and strict:
+            raise ConfigError(f"{hw}: cannot bind motor '{motor_name}' 1:1: the URDF already has a "
+                              f"transmission called '{trans}'")
+        synthetic.append(direct_transmission(trans, motors[motor_name], joint))
     return ActuatorJointBinding(kept + synthetic, result, joint_elements, direct)
+
+
+def direct_transmission(name: str, actuator: Any, joint: str) -> TransmissionInfo:
+    """The 1:1 ``SimpleTransmission`` record of ``actuator`` driving ``joint`` (reduction 1, offset 0)."""
+    act = ActuatorInfo(actuator.name, [], "", values={"mechanicalReduction": ElementValue("1")})
+    return TransmissionInfo(
+        name, "transmission_interface/SimpleTransmission", [JointInfo(joint, list(DIRECT_INTERFACES))], [act],
+        source=f"hardware XML motor '{actuator.name}' at {actuator.where} (joint attribute)")

@@ -15,13 +15,12 @@ unlike ros_control -- which logs each failure separately and moves on -- every s
 (and every joint dropped from a kept one) is collected in the returned :class:`ParseResult` and
 reported in **one** summary log record, and a later request for such a joint can fail with the
 recorded reason (:meth:`ParseResult.require_joint`).  XML that cannot be parsed raises
-:class:`TransmissionParseError`.
+:class:`TransmissionParseError`.  The text is parsed by :mod:`rospy_control.urdf`, the one reader of
+the URDF; a caller that already holds the parsed root passes it to :meth:`TransmissionParser.parse_root`.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple, Union
-
-from lxml import etree
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from rospy_control.exceptions import ConfigError, TransmissionInterfaceError
 from rospy_control.log import get_logger
@@ -30,7 +29,9 @@ from rospy_control.transmission_interface.transmission_info import (
     JointInfo,
     SkippedTransmission,
     TransmissionInfo,
+    element_values,
 )
+from rospy_control.urdf import parse_urdf
 
 logger = get_logger(__name__)
 
@@ -120,13 +121,15 @@ class TransmissionParser:
         :param source: file or parameter name used in messages (e.g. ``/robot_description``).
         :raises TransmissionParseError: the text is not well-formed XML.
         """
-        if isinstance(urdf_xml, str):
-            urdf_xml = urdf_xml.encode("utf-8")
         try:
-            root = etree.fromstring(urdf_xml, etree.XMLParser(remove_comments=True))
-        except etree.XMLSyntaxError as err:
-            line = getattr(err, "lineno", None)
-            raise TransmissionParseError(f"cannot parse the URDF: {err}", source=source, line=line) from err
+            root = parse_urdf(urdf_xml, source, root_tag=None)
+        except ConfigError as err:
+            raise TransmissionParseError(err.reason, source=source, line=err.line) from err
+        return TransmissionParser.parse_root(root, source)
+
+    @staticmethod
+    def parse_root(root: Any, source: str = "<urdf>") -> ParseResult:
+        """As :meth:`parse`, for a root element :func:`rospy_control.urdf.parse_urdf` returned."""
         result = ParseResult(source=source)
         for element in root.findall("transmission"):
             outcome = TransmissionParser._parse_transmission(element, source)
@@ -209,7 +212,7 @@ class TransmissionParser:
                 dropped[joint_name] = f"transmission '{name}' at {source}:{line}: {problem}"
                 continue
             joints.append(JointInfo(joint_name, ifaces, _text(joint_el.find("role")), joint_el,
-                                    joint_el.sourceline))
+                                    joint_el.sourceline, element_values(joint_el)))
         if not joints:
             reason = "no valid <joint>" + (": " + "; ".join(problems) if problems else "")
             return skip(reason)
@@ -225,11 +228,12 @@ class TransmissionParser:
                 continue
             ifaces, _ = _interfaces(act_el)
             actuators.append(ActuatorInfo(act_name, ifaces, _text(act_el.find("role")), act_el,
-                                          act_el.sourceline))
+                                          act_el.sourceline, element_values(act_el)))
         if not actuators:
             reason = "no valid <actuator>" + (": " + "; ".join(act_problems) if act_problems else "")
             return skip(reason)
         for problem in problems + act_problems:
             logger.warning("Transmission '%s' at %s:%s: %s (ignored).", name, source, line, problem)
-        info = TransmissionInfo(name, type_text, joints, actuators, element, line, source)
+        info = TransmissionInfo(name, type_text, joints, actuators, element, line, source,
+                                element_values(element))
         return info, dropped

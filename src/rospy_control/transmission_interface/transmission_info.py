@@ -2,14 +2,38 @@
 
 Phase one of ros_control's two-phase transmission loading: XML becomes these records; phase two
 (:mod:`~rospy_control.transmission_interface.transmission_loader`) reads the type-specific elements
-(``mechanicalReduction``, ``offset``, ``role``, ...) from the kept XML element.
+(``mechanicalReduction``, ``offset``, ``role``, ...) from ``values``: the text and line of each child
+element, taken once by the parser.  A record can be made without any XML (the driver's 1:1 binding of a
+motor to its joint is one); the URDF element stays in ``xml_element`` for a user's own loader.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence
 
-from lxml import etree
+from rospy_control.urdf import element_xml
+
+
+class ElementValue(NamedTuple):
+    """The stripped text of one child element and its source line (None: not from a file)."""
+
+    text: str
+    line: Optional[int] = None
+
+
+#: child tag -> its first element's value, e.g. ``{"mechanicalReduction": ElementValue("50", 12)}``
+ElementValues = Dict[str, ElementValue]
+
+
+def element_values(element: Any) -> ElementValues:
+    """The values of an lxml element's child elements (the first of each tag, document order)."""
+    out: ElementValues = {}
+    if element is None:
+        return out
+    for child in element:
+        if isinstance(child.tag, str) and child.tag not in out:
+            out[child.tag] = ElementValue((child.text or "").strip(), child.sourceline)
+    return out
 
 
 @dataclass
@@ -19,8 +43,9 @@ class JointInfo:
     :ivar name: joint name.
     :ivar hardware_interfaces: non-empty ``<hardwareInterface>`` texts, in document order.
     :ivar role: text of ``<role>`` ("" when absent or empty).
-    :ivar xml_element: the lxml element (kept for type-specific loaders).
+    :ivar xml_element: the lxml element (None when the record was not read from XML).
     :ivar line: source line of the element.
+    :ivar values: the child elements' texts and lines, which the loaders read.
     """
 
     name: str
@@ -28,13 +53,12 @@ class JointInfo:
     role: str = ""
     xml_element: Any = None
     line: Optional[int] = None
+    values: ElementValues = field(default_factory=dict)
 
     @property
     def xml(self) -> str:
         """The element serialized as XML text."""
-        if self.xml_element is None:
-            return ""
-        return etree.tostring(self.xml_element, encoding="unicode", with_tail=False)
+        return element_xml(self.xml_element)
 
 
 @dataclass
@@ -46,6 +70,7 @@ class ActuatorInfo:
     role: str = ""
     xml_element: Any = None
     line: Optional[int] = None
+    values: ElementValues = field(default_factory=dict)
 
     xml = JointInfo.xml
 
@@ -61,6 +86,7 @@ class TransmissionInfo:
     xml_element: Any = None
     line: Optional[int] = None
     source: str = "<urdf>"
+    values: ElementValues = field(default_factory=dict)
 
     @property
     def where(self) -> str:

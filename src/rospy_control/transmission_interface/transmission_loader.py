@@ -65,40 +65,39 @@ class TransmissionLoader:
     def get_number(cls, info: TransmissionInfo, item, kind: str, tag: str, required: bool,
                    default: float) -> float:
         """Float text of ``<tag>`` inside ``item``'s element (a JointInfo or ActuatorInfo)."""
-        element = item.xml_element.find(tag) if item.xml_element is not None else None
-        if element is None:
+        value = item.values.get(tag)
+        if value is None:
             if required:
                 hint = ""
-                if info.xml_element is not None and info.xml_element.find(tag) is not None:
+                if tag in info.values:
                     hint = f" (a <{tag}> directly under <transmission> is not read: move it into <{kind}>)"
                 raise cls.error(
                     info, f"{kind} '{item.name}' does not specify the required <{tag}> element{hint}.",
                     item.line,
                 )
             return default
-        text = (element.text or "").strip()
         try:
-            return float(text)
+            return float(value.text)
         except ValueError:
             raise cls.error(
-                info, f"{kind} '{item.name}' has an invalid <{tag}> element '{text}': it must be a number.",
-                element.sourceline,
+                info, f"{kind} '{item.name}' has an invalid <{tag}> element '{value.text}': it must be a "
+                "number.", value.line,
             ) from None
 
     @classmethod
     def get_role(cls, info: TransmissionInfo, item, kind: str, allowed: Sequence[str]) -> str:
-        element = item.xml_element.find("role") if item.xml_element is not None else None
-        if element is None:
+        value = item.values.get("role")
+        if value is None:
             raise cls.error(
                 info, f"{kind} '{item.name}' does not specify the required <role> element.", item.line
             )
-        role = (element.text or "").strip()
+        role = value.text
         if not role:
-            raise cls.error(info, f"{kind} '{item.name}' has an empty <role> element.", element.sourceline)
+            raise cls.error(info, f"{kind} '{item.name}' has an empty <role> element.", value.line)
         if role not in allowed:
             raise cls.error(
                 info, f"{kind} '{item.name}' has an invalid <role> '{role}': expected one of "
-                f"{', '.join(repr(a) for a in allowed)}.", element.sourceline,
+                f"{', '.join(repr(a) for a in allowed)}.", value.line,
             )
         return role
 
@@ -156,7 +155,7 @@ class DifferentialTransmissionLoader(_TwoByTwoLoader):
     def load(self, info: TransmissionInfo) -> Transmission:
         joints, act_red, jnt_red, offsets = self.read(info)
         tag = "ignoreTransmissionAbsoluteEncoder"
-        flags = [j.xml_element is not None and j.xml_element.find(tag) is not None for j in joints]
+        flags = [tag in j.values for j in joints]
         if any(flags) and not all(flags):
             raise self.error(info, f"<{tag}/> must be given on both joints or on none.")
         return self.construct(info, DifferentialTransmission, act_red, jnt_red, offsets, all(flags))
