@@ -178,8 +178,9 @@ class MiddlewareRobotHW(RobotHW):
     def init(self, root_nh, robot_hw_nh) -> bool:
         """ros_control-style initialisation from node handles (used by ``CombinedRobotHW``).
 
-        Parameters under ``robot_hw_nh``: ``hardware_xml`` (path or text; absent: the shared
-        ``Middleware.instance()``), ``simulate`` (bool, optional), ``robot_description`` (else read
+        Parameters under ``robot_hw_nh``: ``hardware_config`` (path or text of the hardware XML;
+        absent: the shared ``Middleware.instance()``; its former name ``hardware_xml`` still works, with
+        a warning), ``simulate`` (bool, optional), ``robot_description`` (else read
         from ``root_nh``), ``joint_limits`` (else ``root_nh``'s), ``hold_mode``,
         ``posvel_interface``, ``skip_unknown_actuators``, ``start`` (default true).
 
@@ -191,12 +192,16 @@ class MiddlewareRobotHW(RobotHW):
                 return default
             return nh.get_param(key)
 
-        source = param("hardware_xml")
+        source = param("hardware_config")
+        if source is None and param("hardware_xml") is not None:
+            source = param("hardware_xml")
+            logger.warning("'%s' is the former name of '%s'; please rename it",
+                           robot_hw_nh.resolve_name("hardware_xml"), robot_hw_nh.resolve_name("hardware_config"))
         if source is None:
             try:
                 mw = Middleware.instance()
             except HardwareError as err:
-                raise ConfigError(f"{err} (or set '{robot_hw_nh.resolve_name('hardware_xml')}')") from err
+                raise ConfigError(f"{err} (or set '{robot_hw_nh.resolve_name('hardware_config')}')") from err
             owns = False
         else:
             mw = None

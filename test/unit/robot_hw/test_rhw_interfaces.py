@@ -130,14 +130,18 @@ def test_posvel_interface_from_the_urdf_or_the_option(make_hw):
     assert hw2.get(PosVelJointInterface).get_names() == ["j1", "j2"]
 
 
-def test_differential_group_and_registry_and_combined_robot_hw(make_hw):
+@pytest.mark.parametrize("param", ["hardware_config", "hardware_xml"])
+def test_differential_group_and_registry_and_combined_robot_hw(make_hw, param, caplog):
+    """``hardware_config`` names the hardware XML; its former name ``hardware_xml`` still works and warns."""
     text = urdf(joint("a"), joint("b"), differential("diff", "a", "b", "ma", "mb"))
     xml = hardware(motor("ma", 1), motor("mb", 2))
     assert ROBOT_HW.resolve("rospy_control/MiddlewareRobotHW") is MiddlewareRobotHW
     combined = CombinedRobotHW.from_params({
         "robot_hardware": ["wrist"],
-        "wrist": {"type": "rospy_control/MiddlewareRobotHW", "hardware_xml": xml, "robot_description": text,
+        "wrist": {"type": "rospy_control/MiddlewareRobotHW", param: xml, "robot_description": text,
                   "hold_mode": "damping", "start": False}})
+    renamed = [r for r in caplog.records if "former name" in r.getMessage()]
+    assert len(renamed) == (1 if param == "hardware_xml" else 0)
     part = combined.robot_hws[0]
     try:
         assert isinstance(part, MiddlewareRobotHW)
