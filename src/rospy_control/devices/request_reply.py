@@ -30,16 +30,14 @@ import can
 from rospy_control.exceptions import ConfigError
 from rospy_control.log import Throttle, get_logger
 from rospy_control.hardware_config.document import (
-    AttributeReader, UnitInfo, non_negative, to_float, to_int, to_str,
+    AttributeReader, ElementInfo, UnitInfo, non_negative, to_float, to_int, to_str,
 )
 from rospy_control.devices.actuator import (
-    WATCHDOG_MODES, ActuatorUnit, ControlMode, MotorState, UnsupportedCommand,
+    WATCHDOG_MODES, ControlMode, MotorState, UnsupportedCommand,
 )
 from rospy_control.devices.command import Command, Reply
-from rospy_control.devices.step_cap import PositionStepCap
+from rospy_control.devices.commanded import CommandedActuator
 from rospy_control.devices.unit import frame_bits
-from rospy_control.devices.watchdog import CommandWatchdog
-from rospy_control.realtime import RealtimeBuffer
 
 __all__ = ["Command", "Reply", "RequestReplyActuator"]
 
@@ -51,7 +49,7 @@ _POSITION = ControlMode.POSITION
 _isfinite = math.isfinite
 
 
-class RequestReplyActuator(ActuatorUnit):
+class RequestReplyActuator(CommandedActuator):
     """Base of an actuator answering each frame with one reply (see the module docstring).
 
     Subclasses set ``TYPE_NAME``, ``CAPABILITIES``, ``GAIN_RANGES``, ``EFFORT_LIMIT``, ``ERRORS``,
@@ -74,10 +72,6 @@ class RequestReplyActuator(ActuatorUnit):
     REPLY_DLC: ClassVar[int] = 8
     #: commands and replies use 29-bit ids
     EXTENDED_IDS: ClassVar[bool] = False
-    #: the smallest position step the command frame resolves (rad), for the step cap (a subclass may
-    #: set it per instance when it depends on the configuration)
-    POSITION_RESOLUTION: float = 0.0
-
     DEFAULT_DIRECTION = 1
     DEFAULT_ZERO_OFFSET = 0.0
     DEFAULT_POSITION_KP = 20.0
@@ -86,7 +80,6 @@ class RequestReplyActuator(ActuatorUnit):
     DEFAULT_MAX_TEMPERATURE = 90.0
     DEFAULT_WATCHDOG_MODE = "position"
     DEFAULT_FIRMWARE_TIMEOUT = 0.0
-    WATCHDOG_LOG_PERIOD = 5.0
 
     def __init__(self, name: str, can_id: int, direction: int = DEFAULT_DIRECTION,
                  zero_offset: float = DEFAULT_ZERO_OFFSET, joint: Optional[str] = None,
@@ -95,34 +88,21 @@ class RequestReplyActuator(ActuatorUnit):
                  fault_timeout: Optional[float] = None, watchdog_mode: Optional[str] = None,
                  firmware_timeout: float = DEFAULT_FIRMWARE_TIMEOUT) -> None:
         super().__init__(name, can_id, fault_timeout)
-        if direction not in (1, -1):
-            raise ConfigError(f"motor '{name}': direction must be 1 or -1, got {direction}")
-        self.watchdog_mode_explicit = watchdog_mode is not None
-        if watchdog_mode is None:
-            watchdog_mode = self.DEFAULT_WATCHDOG_MODE
-        if watchdog_mode not in WATCHDOG_MODES:
-            raise ConfigError(f"motor '{name}': watchdog_mode must be one of {', '.join(WATCHDOG_MODES)}, "
-                              f"got {watchdog_mode!r}")
+        # the latest command: written by the caller's thread, read by the channel thread, as one
+        # immutable Command whose sequence number (the watchdog's "a new command came") travels with it
+        self._init_commanded(f"motor '{name}'", _LIMP, direction, zero_offset, joint, max_temperature,
+                             watchdog_mode, self.DEFAULT_WATCHDOG_MODE, f"motor {name} command")
         if not firmware_timeout >= 0:
             raise ConfigError(f"motor '{name}': firmware_timeout must be >= 0, got {firmware_timeout}")
-        self.direction = direction
-        self.zero_offset = zero_offset
-        self.joint = joint
         #: the device's own CAN timeout (s, 0 = none): it leaves the enabled state when it receives nothing
         #: for that long; after a freeze of at least half of it the next frame re-enables it
         self.firmware_timeout = float(firmware_timeout)
         self.position_kp = position_kp
         self.position_kd = position_kd
         self.velocity_kd = velocity_kd
-        self.max_temperature = max_temperature
-        self.watchdog_mode = watchdog_mode
-        self.rejected_commands = 0
         self._non_finite_log = Throttle(5.0)
         self._msg = can.Message(arbitration_id=self.command_id(), is_extended_id=self.EXTENDED_IDS,
                                 data=bytearray(self.COMMAND_DLC))
-        # the latest command: written by the caller's thread, read by the channel thread, as one
-        # immutable Command whose sequence number (the watchdog's "a new command came") travels with it
-        self._cmd_buf: RealtimeBuffer[Command] = RealtimeBuffer(_LIMP, name=f"motor {self.name} command")
         self._zero_requested = False
         self._enabled = False
         self._exit_sent = False
@@ -131,24 +111,14 @@ class RequestReplyActuator(ActuatorUnit):
         self._exit_owed = False
         self._reenter = False
         self._last_tx = 0.0
-        self._inflight = ControlMode.NONE
         self._inflight_before = ControlMode.NONE  # the mode of the command frame before (see on_frame)
         self._inflight_enter = False
-        self._mode = ControlMode.NONE
-        self._published_mode = ControlMode.NONE
-        self._pos = 0.0
-        self._vel = 0.0
-        self._eff = 0.0
         self._temp: Optional[float] = None
         self._err = 0
         # the encoded frame of the last command object (commands are immutable: same object, same bytes)
         self._encoded: Tuple[Optional[Command], bytes] = (None, b"")
-        # position-step cap, on decoded positions (device side, rad)
-        self._step_cap = PositionStepCap(name, self.POSITION_RESOLUTION)
-        # command watchdog (channel thread)
-        self._wd = CommandWatchdog()
+        # the command watchdog (channel thread) holds limp until it first trips
         self._wd.hold = _LIMP
-        self._wd_log = Throttle(self.WATCHDOG_LOG_PERIOD)
         self._state = MotorState(name, 0.0, 0.0, 0.0, None, 0, False, ControlMode.NONE,
                                  ControlMode.NONE, False, "", 0.0, False, 0.0, False)
 
@@ -190,6 +160,11 @@ class RequestReplyActuator(ActuatorUnit):
         """Constructor arguments of protocol-specific attributes of the ``<unit>`` element."""
         return {}
 
+    @classmethod
+    def read_children(cls, el: ElementInfo) -> dict:
+        """Constructor arguments of protocol-specific child elements of the ``<unit>`` element."""
+        return {}
+
     # == configuration ===================================================================================
     @classmethod
     def from_info(cls, info: UnitInfo) -> "RequestReplyActuator":
@@ -218,6 +193,7 @@ class RequestReplyActuator(ActuatorUnit):
                                   ("velocity_kd", cls.DEFAULT_VELOCITY_KD)):
                 kw[gain] = g.get(gain, to_float, default, check=non_negative, expected="a number >= 0")
             g.finish()
+        kw.update(cls.read_children(el))
         unit = cls(info.name, **kw)
         unit.where = f"{el.source}:{el.line}"
         unit.check_encodable()
@@ -313,59 +289,11 @@ class RequestReplyActuator(ActuatorUnit):
         self._store(Command(ControlMode.MIT, d * position + self.zero_offset, d * velocity, d * effort,
                             kp, kd))
 
-    def request_mode(self, mode: ControlMode) -> None:
-        if mode == ControlMode.MIT:
-            self.set_impedance(self._pos, 0.0, self.position_kp, self.position_kd, 0.0)
-        elif mode == ControlMode.POSITION:
-            self.set_command(mode, self._pos)
-        else:
-            self.set_command(mode, 0.0)
-
-    def mode_confirmed(self, mode: ControlMode) -> bool:
-        return (self._mode == mode and self._cmd_buf.read_from_rt().mode == mode
-                and self._published_mode == mode)
-
-    @property
-    def command_mode(self) -> ControlMode:
-        return self._cmd_buf.read_from_rt().mode
-
-    @property
-    def command(self) -> Command:
-        """The latest command as the codec will see it (device side; before the watchdog and the cap)."""
-        return self._cmd_buf.read_from_rt()
-
     def request_zero(self) -> None:
         if not self.CAPABILITIES.set_zero:
             super().request_zero()
         self._zero_requested = True
 
-    def set_watchdog_mode(self, mode: str) -> None:
-        if mode not in WATCHDOG_MODES:
-            raise ValueError(f"motor '{self.name}': unknown watchdog_mode {mode!r}; expected one of "
-                             f"{', '.join(WATCHDOG_MODES)}")
-        self.watchdog_mode = mode
-
-    @property
-    def watchdog_active(self) -> bool:
-        return self._wd.active
-
-    @property
-    def command_count(self) -> int:
-        return self._cmd_buf.sequence()
-
-    def set_max_position_step(self, step: Optional[float]) -> None:
-        self._step_cap.resolution = self.POSITION_RESOLUTION   # a device may set it from its ranges
-        self._step_cap.set(step)
-
-    @property
-    def max_position_step(self) -> Optional[float]:
-        return self._step_cap.step
-
-    @property
-    def limited_frames(self) -> int:
-        return self._step_cap.limited
-
-    # == channel contract (channel thread) ===============================================================
     def activate(self, now: float, enable: bool, fault_timeout: float, period: Optional[float] = None,
                  command_timeout: float = 0.0) -> None:
         super().activate(now, enable, fault_timeout, period, command_timeout)
@@ -417,15 +345,7 @@ class RequestReplyActuator(ActuatorUnit):
             # the mode confirmed by the reply is the caller's, also while the watchdog holds
             self._inflight_before = self._inflight
             self._inflight = cmd.mode
-            if self._wd.active:
-                if self._wd.applied != self.watchdog_mode:
-                    self._wd_trip(cmd, False)
-                if self._wd.active:
-                    cmd = self._wd.hold
-            elif self._wd.due(seq, self.watchdog_mode):
-                self._wd_trip(cmd, True)
-                cmd = self._wd.hold
-            cmd = self._cap_step(cmd)
+            cmd = self._cap_step(self._held(seq, cmd))
             enc = self._encoded
             if enc[0] is cmd:
                 data = enc[1]
@@ -553,48 +473,9 @@ class RequestReplyActuator(ActuatorUnit):
             self._wd.active = True
             self._wd.engaging = True
 
-    # -- command watchdog (channel thread) --------------------------------------------------------------
-    def _wd_reset(self, now: float) -> None:
-        self._wd.reset(now, self._cmd_buf.sequence())
+    # -- command watchdog (channel thread): the holds this protocol family sends -------------------------
+    def _damping_hold(self) -> Tuple[Command, str]:
+        return Command(ControlMode.DAMPING, kd=self.velocity_kd), f"damping (kp 0, kd {self.velocity_kd:g})"
 
-    def _wd_trip(self, cmd: Command, first: bool) -> None:
-        wm = self.watchdog_mode
-        self._wd.applied = wm
-        if wm == "none":
-            self._wd_release()
-            return
-        if wm == "damping":
-            hold = Command(ControlMode.DAMPING, kd=self.velocity_kd)
-            what = f"damping (kp 0, kd {self.velocity_kd:g})"
-        elif cmd.mode == ControlMode.POSITION:
-            hold = cmd._replace(velocity=0.0)
-            what = f"the commanded position {self.direction * (cmd.position - self.zero_offset):.4f}"
-        else:
-            hold = Command(ControlMode.POSITION, self.direction * self._pos + self.zero_offset,
-                           kp=self.position_kp, kd=self.position_kd)
-            what = f"the measured position {self._pos:.4f}"
-        self._wd.hold = hold
-        if not first:
-            return
-        self._wd.active = True
-        self.watchdog_trips += 1
-        stale_ms = 1000.0 * self._wd.stale
-        self.emit("watchdog_hold", f"no new command for {stale_ms:.0f} ms (command_timeout "
-                                   f"{1000.0 * self._wd.timeout:.0f} ms, last mode {cmd.mode.name}): "
-                                   f"holding {what}")
-        if self._wd_log.ready("trip"):
-            logger.warning("motor '%s': no new command for %.0f ms (command_timeout %.0f ms, last mode %s); "
-                           "the watchdog holds %s (watchdog_mode %s; %d trips so far)", self.name, stale_ms,
-                           1000.0 * self._wd.timeout, cmd.mode.name, what, wm, self.watchdog_trips)
-
-    def _wd_release(self) -> None:
-        if not self._wd.active:
-            return
-        self._wd.active = False
-        self._wd.applied = ""
-        if self._wd.engaging:  # the hold after a recovery: no watchdog trip to report the end of
-            self._wd.engaging = False
-            return
-        self.emit("watchdog_released", "new command: the watchdog hold ended")
-        if self._wd_log.ready("release"):
-            logger.info("motor '%s': commands resumed, watchdog hold ended", self.name)
+    def _position_hold(self, position: float) -> Command:
+        return Command(ControlMode.POSITION, position, kp=self.position_kp, kd=self.position_kd)

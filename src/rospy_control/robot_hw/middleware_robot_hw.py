@@ -196,7 +196,8 @@ class MiddlewareRobotHW(RobotHW):
         if source is None and param("hardware_xml") is not None:
             source = param("hardware_xml")
             logger.warning("'%s' is the former name of '%s'; please rename it",
-                           robot_hw_nh.resolve_name("hardware_xml"), robot_hw_nh.resolve_name("hardware_config"))
+                           robot_hw_nh.resolve_name("hardware_xml"),
+                           robot_hw_nh.resolve_name("hardware_config"))
         if source is None:
             try:
                 mw = Middleware.instance()

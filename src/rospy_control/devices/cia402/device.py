@@ -52,13 +52,9 @@ from rospy_control.devices.cia402.common import CONFIGURING, IDLE, RUNNING
 from rospy_control.devices.cia402.common import LIMP as _LIMP
 from rospy_control.devices.cia402.common import DriveCommand as _Cmd
 from rospy_control.devices.cia402.pdo_mapping import Cia402PdoMapping, parse_pdo_map
-from rospy_control.devices.actuator import (
-    WATCHDOG_MODES, ActuatorUnit, Capabilities, ControlMode, MotorState, UnsupportedCommand,
-)
-from rospy_control.devices.step_cap import PositionStepCap
+from rospy_control.devices.actuator import Capabilities, ControlMode, MotorState, UnsupportedCommand
+from rospy_control.devices.commanded import CommandedActuator
 from rospy_control.devices.unit import frame_bits
-from rospy_control.devices.watchdog import CommandWatchdog
-from rospy_control.realtime import RealtimeBuffer
 
 __all__ = ["Cia402Drive", "DEFAULT_EDS"]
 
@@ -85,12 +81,13 @@ _SYNC_GROUPS: Dict[int, List["Cia402Drive"]] = {}
 _SYNC_LOCK = threading.Lock()
 
 
-class Cia402Drive(Cia402PdoMapping, Cia402BringUp, ActuatorUnit):
+class Cia402Drive(Cia402PdoMapping, Cia402BringUp, CommandedActuator):
     """A CiA 402 drive on a CANopen node (see the module docstring for the documents followed)."""
 
     TYPE_NAME = "rospy_control/Cia402Drive"
     PROTOCOL = "CANopen CiA 402"
     PROBE_REQUEST = "the CiA 402 fault reset"
+    HOLD_MODES = ("position", "none")
     CAPABILITIES = Capabilities(modes=frozenset((ControlMode.NONE, ControlMode.POSITION, ControlMode.VELOCITY,
                                                  ControlMode.EFFORT)))
 
@@ -130,8 +127,6 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, ActuatorUnit):
         who = f"CiA 402 drive '{name}'" + (f" ({where})" if where else "")
         if not 1 <= node_id <= 127:
             raise ConfigError(f"{who}: node_id {node_id} is not in 1..127")
-        if direction not in (1, -1):
-            raise ConfigError(f"{who}: direction must be 1 or -1, got {direction}")
         if not 0 < max_torque <= 65535:
             raise ConfigError(f"{who}: max_torque {max_torque} is outside what 0x6072 (UNSIGNED16, per mille "
                               "of the rated torque) can carry: 1..65535")
@@ -148,15 +143,9 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, ActuatorUnit):
         self.boot_timeout = boot_timeout
         self.sdo_timeout = sdo_timeout
         self.transition_timeout = self.DEFAULT_TRANSITION_TIMEOUT
-        self.direction = direction
-        self.zero_offset = zero_offset
-        self.joint = joint
-        self.max_temperature = max_temperature
-        self.watchdog_mode_explicit = watchdog_mode is not None
-        self.watchdog_mode = watchdog_mode or "position"
-        if self.watchdog_mode not in ("position", "none"):
-            raise ConfigError(f"{who}: watchdog_mode must be 'position' or 'none' (a CiA 402 drive has no "
-                              f"damping command), got {self.watchdog_mode!r}")
+        # command (any thread -> channel thread), watchdog and step cap
+        self._init_commanded(who, _LIMP, direction, zero_offset, joint, max_temperature, watchdog_mode,
+                             "position", f"drive {name} command")
         # the canopen side: a network without a bus until the channel hands its own over
         from rospy_control.devices.cia402 import canopen_net
         self._canopen_net = canopen_net
@@ -171,9 +160,6 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, ActuatorUnit):
         self.node.emcy.add_callback(self._on_emcy)
         # per drive: what its RPDOs carry
         self.CAPABILITIES = self._configure_maps(rpdos or {}, tpdos or {}, who)  # type: ignore[misc]
-        # command (any thread -> channel thread)
-        self._cmd_buf: RealtimeBuffer[_Cmd] = RealtimeBuffer(_LIMP, name=f"drive {name} command")
-        self.rejected_commands = 0
         # worker thread <-> channel thread
         self._lock = threading.Lock()
         self._worker: Optional[threading.Thread] = None
@@ -200,14 +186,8 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, ActuatorUnit):
         self._hb_silence = 0.0
         self._last_end = 0.0
         self._exit_sent = False
-        self._inflight = ControlMode.NONE
-        self._mode = ControlMode.NONE
-        self._published_mode = ControlMode.NONE
         self._event_sent: Dict[int, Tuple[bytes, float]] = {}
-        self._pos = self._vel = self._eff = 0.0
         self._err = 0
-        self._step_cap = PositionStepCap(name)
-        self._wd = CommandWatchdog()
         self._state = MotorState(name, 0.0, 0.0, 0.0, None, 0, False, ControlMode.NONE, ControlMode.NONE,
                                  False, "", 0.0, False, 0.0, False)
 
@@ -340,56 +320,6 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, ActuatorUnit):
     def set_damping(self) -> None:
         raise UnsupportedCommand(f"CiA 402 drive '{self.name}' has no damping command")
 
-    def request_mode(self, mode: ControlMode) -> None:
-        if mode == ControlMode.POSITION:
-            self.set_command(mode, self._pos)
-        else:
-            self.set_command(mode, 0.0)
-
-    def mode_confirmed(self, mode: ControlMode) -> bool:
-        return (self._mode == mode and self._cmd_buf.read_from_rt().mode == mode
-                and self._published_mode == mode)
-
-    @property
-    def command_mode(self) -> ControlMode:
-        return self._cmd_buf.read_from_rt().mode
-
-    def set_watchdog_mode(self, mode: str) -> None:
-        """:raises ConfigError: an unknown mode, or ``damping`` (as ``hold_mode: none`` asks for), naming
-            the drive's file:line."""
-        if mode not in WATCHDOG_MODES:
-            raise self._config_error(f"drive '{self.name}': unknown watchdog_mode {mode!r}")
-        if mode == "damping":
-            raise self._config_error(f"CiA 402 drive '{self.name}' has no damping command: watchdog_mode "
-                                     "'damping' is not available (use 'position' or 'none')")
-        self.watchdog_mode = mode
-
-    def _config_error(self, message: str) -> ConfigError:
-        source, _, line = self.where.rpartition(":")
-        if source and line.isdigit():
-            return ConfigError(message, source=source, line=int(line))
-        return ConfigError(message, source=self.where or None)
-
-    @property
-    def watchdog_active(self) -> bool:
-        return self._wd.active
-
-    @property
-    def command_count(self) -> int:
-        return self._cmd_buf.sequence()
-
-    def set_max_position_step(self, step: Optional[float]) -> None:
-        self._step_cap.set(step)
-
-    @property
-    def max_position_step(self) -> Optional[float]:
-        return self._step_cap.step
-
-    @property
-    def limited_frames(self) -> int:
-        return self._step_cap.limited
-
-    # -- the bus -------------------------------------------------------------------------------------------
     def bind_bus(self, bus: can.BusABC, send_lock: Optional[threading.Lock] = None) -> None:
         """The channel's open bus and its send lock: the canopen network (the SDO worker) sends through
         that bus under that lock, the one the channel's own thread holds for its sends, so a bus has one
@@ -461,29 +391,14 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, ActuatorUnit):
         return last
 
     def _watchdog(self, now: float, seq: int, cmd: _Cmd) -> _Cmd:
-        """The caller's command after the command watchdog (:mod:`..watchdog`, the rule of every
+        """The caller's command after the command watchdog (:mod:`..commanded`, the rule of every
         protocol) and the position-step cap (:mod:`..step_cap`)."""
-        wd = self._wd
-        if wd.observe(now, seq):
-            if wd.active:
-                wd.active = False
-                self.emit("watchdog_released", "new command: the watchdog hold ended")
-            return self._cap(cmd)
-        if wd.active:
-            return self._cap(wd.hold or cmd)
-        if wd.due(seq, self.watchdog_mode):
-            if cmd.mode == ControlMode.POSITION:
-                hold = cmd._replace(velocity=0.0)
-            else:
-                hold = _Cmd(ControlMode.POSITION, self.direction * self._pos + self.zero_offset)
-            wd.hold = hold
-            wd.active = True
-            self.watchdog_trips += 1
-            stale = 1000.0 * wd.stale
-            self.emit("watchdog_hold", f"no new command for {stale:.0f} ms: holding "
-                                       f"position {self.direction * (hold.position - self.zero_offset):.4f}")
-            return self._cap(hold)
-        return self._cap(cmd)
+        if self._wd.observe(now, seq):
+            self._wd_release()
+        return self._cap(self._held(seq, cmd))
+
+    def _position_hold(self, position: float) -> _Cmd:
+        return _Cmd(ControlMode.POSITION, position)
 
     def _cap(self, cmd: _Cmd) -> _Cmd:
         if cmd.mode != ControlMode.POSITION:

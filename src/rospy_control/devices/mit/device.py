@@ -10,7 +10,7 @@ import can
 from rospy_control.exceptions import ConfigError
 from rospy_control.log import get_logger
 from rospy_control.hardware_config.document import (
-    AttributeReader, ElementInfo, UnitInfo, non_negative, positive, to_float, to_int, to_str,
+    AttributeReader, ElementInfo, positive, to_float, to_int, to_str,
 )
 from rospy_control.devices.cubemars import codec as cm
 from rospy_control.devices.mit import codec as mit
@@ -174,23 +174,12 @@ class Motor(RequestReplyActuator):
 
     # -- configuration ------------------------------------------------------------------------------
     @classmethod
-    def from_info(cls, info: UnitInfo) -> "Motor":
-        el = info.element
-        r = AttributeReader(el, ignore=("name", "type", "channel"))
-        kw = cls._can_kwargs(info, r)
-        kw.update(
-            direction=r.get("direction", to_int, cls.DEFAULT_DIRECTION, check=lambda v: v in (1, -1),
-                            expected="1 or -1"),
-            zero_offset=r.get("zero_offset", to_float, cls.DEFAULT_ZERO_OFFSET),
-            joint=r.get("joint", to_str, None),
+    def read_attributes(cls, r: AttributeReader) -> dict:
+        """``reply_dlc`` and ``firmware``; with CubeMars V3, its frame layout and scale."""
+        el = r.element
+        kw = dict(
             reply_dlc=r.get("reply_dlc", to_int, cls.DEFAULT_REPLY_DLC, check=lambda v: v in (6, 7, 8),
                             expected="6, 7 or 8"),
-            max_temperature=r.get("max_temperature", to_float, cls.DEFAULT_MAX_TEMPERATURE),
-            watchdog_mode=r.get("watchdog_mode", to_str, None, check=lambda v: v in WATCHDOG_MODES,
-                                expected="one of " + ", ".join(WATCHDOG_MODES)),
-            firmware_timeout=r.get("firmware_timeout", to_float, cls.DEFAULT_FIRMWARE_TIMEOUT,
-                                   check=non_negative,
-                                   expected="a number of seconds >= 0 (0 = the firmware has none)"),
             firmware=r.get("firmware", to_str, "mit", check=lambda v: v in FIRMWARES,
                            expected="one of " + ", ".join(FIRMWARES)),
         )
@@ -213,20 +202,12 @@ class Motor(RequestReplyActuator):
                 if attr in el.attributes:
                     raise el.error(f"attribute '{attr}'='{el.attributes[attr]}' is only used with "
                                    "firmware=\"cubemars_v3\"")
-        r.finish()
-        gains = el.child("gains")
-        if gains is not None:
-            g = AttributeReader(gains)
-            for gain, default in (("position_kp", cls.DEFAULT_POSITION_KP),
-                                  ("position_kd", cls.DEFAULT_POSITION_KD),
-                                  ("velocity_kd", cls.DEFAULT_VELOCITY_KD)):
-                kw[gain] = g.get(gain, to_float, default, check=non_negative, expected="a number >= 0")
-            g.finish()
-        kw["limits"] = _read_limits(el.child("limits"), cls.DEFAULT_LIMITS, el)
-        m = cls(info.name, **kw)
-        m.where = f"{el.source}:{el.line}"
-        m.check_encodable()
-        return m
+        return kw
+
+    @classmethod
+    def read_children(cls, el: ElementInfo) -> dict:
+        """The ``<limits>`` child: the ranges the MIT frame's fields encode."""
+        return {"limits": _read_limits(el.child("limits"), cls.DEFAULT_LIMITS, el)}
 
     # -- contract: ranges -----------------------------------------------------------------------------
     @property

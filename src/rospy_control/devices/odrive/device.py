@@ -463,14 +463,7 @@ class OdriveAxis(OdriveCyclicState):
             self._wd_release()
         if self._phase != _RUN:
             self._step_cap.last = None
-        if self._wd.active:
-            if self._wd.applied != self.watchdog_mode:
-                self._wd_trip(cmd, False)
-            if self._wd.active:
-                cmd = self._wd.hold
-        elif self._wd.due(seq, self.watchdog_mode):
-            self._wd_trip(cmd, True)
-            cmd = self._wd.hold
+        cmd = self._held(seq, cmd)
         if self._step_cap.step is not None:
             cmd = self._cap_step(cmd)
         return cmd

@@ -1,0 +1,219 @@
+"""What every actuator does with its callers' commands, the same for all six protocols:
+:class:`CommandedActuator`.
+
+Both device bases build on it -- the request/reply one (:mod:`.request_reply`: MIT, DaMiao, RobStride,
+CubeMars, and ODrive on its cyclic messages) and CiA 402's PDO drive (:mod:`.cia402.device`):
+
+* the latest command travels from the caller's thread to the channel thread in one hand-off buffer
+  (:class:`~rospy_control.realtime.RealtimeBuffer`), its sequence number with it;
+* a mode is confirmed when the device reported it and the channel published the snapshot of that cycle;
+* one command watchdog (:mod:`.watchdog`), configured by ``watchdog_mode`` (the modes a protocol can
+  hold with: ``HOLD_MODES``), and one position-step cap (:mod:`.step_cap`), with their counters;
+* the direction, zero offset, joint and temperature limit every actuator has, checked once.
+
+A protocol base keeps only what differs: how a command becomes frames and how replies or streamed
+frames become state.
+"""
+from __future__ import annotations
+
+from typing import Any, ClassVar, Optional, Tuple
+
+from rospy_control.exceptions import ConfigError
+from rospy_control.log import Throttle, get_logger
+from rospy_control.devices.actuator import WATCHDOG_MODES, ActuatorUnit, ControlMode
+from rospy_control.devices.step_cap import PositionStepCap
+from rospy_control.devices.watchdog import CommandWatchdog
+from rospy_control.realtime import RealtimeBuffer
+
+__all__ = ["CommandedActuator"]
+
+logger = get_logger(__name__)
+
+
+class CommandedActuator(ActuatorUnit):
+    """The command side every actuator shares (see the module docstring).
+
+    A subclass calls :meth:`_init_commanded` from its constructor, after ``CanUnit.__init__``.
+    """
+
+    #: the watchdog modes the device can hold with (a drive without a damping command has no "damping")
+    HOLD_MODES: ClassVar[Tuple[str, ...]] = WATCHDOG_MODES
+    #: the smallest position step the command frame resolves (rad), for the step cap (a subclass may
+    #: set it per instance when it depends on the configuration)
+    POSITION_RESOLUTION: float = 0.0
+    WATCHDOG_LOG_PERIOD = 5.0
+
+    _cmd_buf: RealtimeBuffer[Any]
+    _step_cap: PositionStepCap
+    _wd: CommandWatchdog
+
+    def _init_commanded(self, who: str, limp: Any, direction: int, zero_offset: float, joint: Optional[str],
+                        max_temperature: float, watchdog_mode: Optional[str], default_watchdog_mode: str,
+                        buffer_name: str) -> None:
+        """Check and keep the configuration every actuator has; make the command buffer, the watchdog
+        and the step cap.  ``who`` names the device in messages; ``limp`` is the first command.
+
+        :raises ConfigError: ``direction`` is not 1 or -1, or the watchdog mode is not in ``HOLD_MODES``.
+        """
+        if direction not in (1, -1):
+            raise ConfigError(f"{who}: direction must be 1 or -1, got {direction}")
+        self.watchdog_mode_explicit = watchdog_mode is not None
+        mode = watchdog_mode if watchdog_mode is not None else default_watchdog_mode
+        if mode not in self.HOLD_MODES:
+            raise ConfigError(f"{who}: watchdog_mode must be {self._hold_modes_text()}, got {mode!r}")
+        self.direction = direction
+        self.zero_offset = zero_offset
+        self.joint = joint
+        self.max_temperature = max_temperature
+        self.watchdog_mode = mode
+        self.rejected_commands = 0
+        self.watchdog_trips = 0
+        self._cmd_buf = RealtimeBuffer(limp, name=buffer_name)
+        self._mode = ControlMode.NONE
+        self._published_mode = ControlMode.NONE
+        self._inflight = ControlMode.NONE
+        self._pos = 0.0
+        self._vel = 0.0
+        self._eff = 0.0
+        self._step_cap = PositionStepCap(self.name, self.POSITION_RESOLUTION)
+        self._wd = CommandWatchdog()
+        self._wd_log = Throttle(self.WATCHDOG_LOG_PERIOD)
+
+    def _hold_modes_text(self) -> str:
+        modes = [repr(m) for m in self.HOLD_MODES]
+        text = " or ".join(modes) if len(modes) <= 2 else "one of " + ", ".join(modes)
+        if "damping" not in self.HOLD_MODES:
+            text += f" ({self.PROTOCOL} has no damping command)"
+        return text
+
+    def _config_error(self, message: str) -> ConfigError:
+        """A ConfigError naming the device's file:line (``where``) when it has one."""
+        source, _, line = self.where.rpartition(":")
+        if source and line.isdigit():
+            return ConfigError(message, source=source, line=int(line))
+        return ConfigError(message, source=self.where or None)
+
+    # -- modes ---------------------------------------------------------------------------------------------
+    def request_mode(self, mode: ControlMode) -> None:
+        if mode == ControlMode.MIT:
+            self.set_impedance(self._pos, 0.0, getattr(self, "position_kp", 0.0),
+                               getattr(self, "position_kd", 0.0), 0.0)
+        elif mode == ControlMode.POSITION:
+            self.set_command(mode, self._pos)
+        else:
+            self.set_command(mode, 0.0)
+
+    def mode_confirmed(self, mode: ControlMode) -> bool:
+        return (self._mode == mode and self._cmd_buf.read_from_rt().mode == mode
+                and self._published_mode == mode)
+
+    @property
+    def command_mode(self) -> ControlMode:
+        return self._cmd_buf.read_from_rt().mode
+
+    @property
+    def command(self) -> Any:
+        """The latest command as the codec will see it (device side; before the watchdog and the cap)."""
+        return self._cmd_buf.read_from_rt()
+
+    # -- command watchdog --------------------------------------------------------------------------------
+    def set_watchdog_mode(self, mode: str) -> None:
+        """:raises ConfigError: (a ValueError) a mode the device cannot hold with, naming its file:line."""
+        if mode not in WATCHDOG_MODES:
+            raise self._config_error(f"{self.UNIT_KIND} '{self.name}': unknown watchdog_mode {mode!r}; "
+                                     f"expected {self._hold_modes_text()}")
+        if mode not in self.HOLD_MODES:
+            raise self._config_error(f"{self.PROTOCOL} {self.UNIT_KIND} '{self.name}': watchdog_mode "
+                                     f"{mode!r} is not available: expected {self._hold_modes_text()}")
+        self.watchdog_mode = mode
+
+    @property
+    def watchdog_active(self) -> bool:
+        return self._wd.active
+
+    @property
+    def command_count(self) -> int:
+        return self._cmd_buf.sequence()
+
+    # -- position-step cap -------------------------------------------------------------------------------
+    def set_max_position_step(self, step: Optional[float]) -> None:
+        self._step_cap.resolution = self.POSITION_RESOLUTION   # a device may set it from its ranges
+        self._step_cap.set(step)
+
+    @property
+    def max_position_step(self) -> Optional[float]:
+        return self._step_cap.step
+
+    @property
+    def limited_frames(self) -> int:
+        return self._step_cap.limited
+
+    # -- command watchdog: the hold (channel thread) -------------------------------------------------------
+    def _position_hold(self, position: float) -> Any:
+        """The command that holds ``position`` (device side) in this protocol."""
+        raise NotImplementedError
+
+    def _damping_hold(self) -> Tuple[Any, str]:
+        """The command that only damps, and its description (a protocol with a damping command)."""
+        raise NotImplementedError
+
+    def _held(self, seq: int, cmd: Any) -> Any:
+        """What to send for the caller's latest command ``cmd`` (number ``seq``): ``cmd``, or the
+        watchdog's hold once ``cmd`` is stale (call after ``self._wd.observe``)."""
+        wd = self._wd
+        if wd.active:
+            if wd.applied != self.watchdog_mode:
+                self._wd_trip(cmd, False)       # the mode changed during the hold
+            if wd.active:
+                return wd.hold
+        elif wd.due(seq, self.watchdog_mode):
+            self._wd_trip(cmd, True)
+            return wd.hold
+        return cmd
+
+    def _wd_reset(self, now: float) -> None:
+        self._wd.reset(now, self._cmd_buf.sequence())
+
+    def _wd_trip(self, cmd: Any, first: bool) -> None:
+        """The watchdog's hold for the stale ``cmd`` in the current ``watchdog_mode``: the commanded
+        position (stopped), or the measured one when ``cmd`` held none, or damping; ``first``: the
+        trip itself (counted, reported), else only the hold is brought up to date."""
+        wm = self.watchdog_mode
+        self._wd.applied = wm
+        if wm == "none":
+            self._wd_release()
+            return
+        if wm == "damping":
+            hold, what = self._damping_hold()
+        elif cmd.mode == ControlMode.POSITION:
+            hold = cmd._replace(velocity=0.0)
+            what = f"the commanded position {self.direction * (cmd.position - self.zero_offset):.4f}"
+        else:
+            hold = self._position_hold(self.direction * self._pos + self.zero_offset)
+            what = f"the measured position {self._pos:.4f}"
+        self._wd.hold = hold
+        if not first:
+            return
+        self._wd.active = True
+        self.watchdog_trips += 1
+        stale_ms = 1000.0 * self._wd.stale
+        self.emit("watchdog_hold", f"no new command for {stale_ms:.0f} ms (command_timeout "
+                                   f"{1000.0 * self._wd.timeout:.0f} ms, last mode {cmd.mode.name}): "
+                                   f"holding {what}")
+        if self._wd_log.ready("trip"):
+            logger.warning("%s '%s': no new command for %.0f ms (command_timeout %.0f ms, last mode %s); "
+                           "the watchdog holds %s (watchdog_mode %s; %d trips so far)", self.UNIT_KIND,
+                           self.name, stale_ms, 1000.0 * self._wd.timeout, cmd.mode.name, what, wm,
+                           self.watchdog_trips)
+
+    def _wd_release(self) -> None:
+        if not self._wd.active:
+            return
+        self._wd.active = False
+        self._wd.applied = ""
+        if self._wd.engaging:  # the hold after a recovery: no watchdog trip to report the end of
+            self._wd.engaging = False
+            return
+        self.emit("watchdog_released", "new command: the watchdog hold ended")
+        if self._wd_log.ready("release"):
+            logger.info("%s '%s': commands resumed, watchdog hold ended", self.UNIT_KIND, self.name)
