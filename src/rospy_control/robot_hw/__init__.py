@@ -25,7 +25,8 @@ or, with a middleware built elsewhere (not shut down by the RobotHW)::
 
 or through ``CombinedRobotHW`` / ``hw.init(root_nh, robot_hw_nh)`` with the parameters
 ``hardware_config`` (formerly ``hardware_xml``), ``simulate``, ``robot_description``,
-``joint_limits``, ``hold_mode``, ``posvel_interface``, ``skip_unknown_actuators``, ``start`` (see :meth:`MiddlewareRobotHW.init`).
+``joint_limits``, ``hold_mode``, ``posvel_interface``, ``skip_unknown_actuators``, ``start`` (see
+:meth:`MiddlewareRobotHW.init`).
 
 ``params`` (a plain dict, e.g. the robot_hw namespace)::
 
