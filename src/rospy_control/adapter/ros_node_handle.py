@@ -30,13 +30,7 @@ import actionlib
 import rospy
 
 from rospy_control.controller_interface.node_handle import (
-    ActionServer,
-    NodeHandle,
-    NodeHandleError,
-    Publisher,
-    ServerGoalHandle,
-    ServiceServer,
-    Subscriber,
+    ActionServer, NodeHandle, NodeHandleError, Publisher, ServerGoalHandle, ServiceServer, Subscriber,
 )
 from rospy_control.log import get_logger
 

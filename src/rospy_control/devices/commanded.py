@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, ClassVar, Optional, Tuple
 
 from rospy_control.exceptions import ConfigError
+from rospy_control.hardware_config.document import AttributeReader, to_float, to_int, to_str
 from rospy_control.log import Throttle, get_logger
 from rospy_control.devices.actuator import WATCHDOG_MODES, ActuatorUnit, ControlMode
 from rospy_control.devices.step_cap import PositionStepCap
@@ -42,6 +43,9 @@ class CommandedActuator(ActuatorUnit):
     #: set it per instance when it depends on the configuration)
     POSITION_RESOLUTION: float = 0.0
     WATCHDOG_LOG_PERIOD = 5.0
+    DEFAULT_DIRECTION = 1
+    DEFAULT_ZERO_OFFSET = 0.0
+    DEFAULT_MAX_TEMPERATURE = 90.0
 
     _cmd_buf: RealtimeBuffer[Any]
     _step_cap: PositionStepCap
@@ -79,11 +83,26 @@ class CommandedActuator(ActuatorUnit):
         self._wd = CommandWatchdog()
         self._wd_log = Throttle(self.WATCHDOG_LOG_PERIOD)
 
-    def _hold_modes_text(self) -> str:
-        modes = [repr(m) for m in self.HOLD_MODES]
+    @classmethod
+    def read_common(cls, r: AttributeReader) -> dict:
+        """The attributes every actuator has, read from its ``<unit>`` element: ``direction``,
+        ``zero_offset``, ``joint``, ``max_temperature`` and ``watchdog_mode`` (the class's defaults)."""
+        return dict(
+            direction=r.get("direction", to_int, cls.DEFAULT_DIRECTION, check=lambda v: v in (1, -1),
+                            expected="1 or -1"),
+            zero_offset=r.get("zero_offset", to_float, cls.DEFAULT_ZERO_OFFSET),
+            joint=r.get("joint", to_str, None),
+            max_temperature=r.get("max_temperature", to_float, cls.DEFAULT_MAX_TEMPERATURE),
+            watchdog_mode=r.get("watchdog_mode", to_str, None, check=lambda v: v in cls.HOLD_MODES,
+                                expected=cls._hold_modes_text()),
+        )
+
+    @classmethod
+    def _hold_modes_text(cls) -> str:
+        modes = [repr(m) for m in cls.HOLD_MODES]
         text = " or ".join(modes) if len(modes) <= 2 else "one of " + ", ".join(modes)
-        if "damping" not in self.HOLD_MODES:
-            text += f" ({self.PROTOCOL} has no damping command)"
+        if "damping" not in cls.HOLD_MODES:
+            text += f" ({cls.PROTOCOL} has no damping command)"
         return text
 
     def _config_error(self, message: str) -> ConfigError:

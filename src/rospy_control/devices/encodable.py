@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Tuple
 
-__all__ = ["EncodableRangeError", "encodable_error", "check_encodable", "check_mit_gains",
+__all__ = ["EncodableRangeError", "encodable_error", "check_encodable", "check_mit_gains", "check_ordered",
            "int16_scaled_range"]
 
 
@@ -33,6 +33,19 @@ class EncodableRangeError(ValueError):
         self.high = high
         self.protocol = protocol
         self.unit_name = unit_name
+
+
+#: the lower bounds of the MIT frame's five fields (each ``<x>_min`` has its ``<x>_max``)
+MIT_FIELD_MINIMA = ("p_min", "v_min", "kp_min", "kd_min", "t_min")
+
+
+def check_ordered(ranges: object, minima: Tuple[str, ...] = MIT_FIELD_MINIMA) -> None:
+    """Raise ValueError naming the first ``<x>_min`` of ``ranges`` not below its ``<x>_max``."""
+    for lo_name in minima:
+        hi_name = lo_name[:-3] + "max"
+        lo, hi = getattr(ranges, lo_name), getattr(ranges, hi_name)
+        if not lo < hi:
+            raise ValueError(f"{lo_name}={lo!r} must be smaller than {hi_name}={hi!r}")
 
 
 def _fmt(x: float) -> str:

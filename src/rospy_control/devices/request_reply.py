@@ -30,10 +30,10 @@ import can
 from rospy_control.exceptions import ConfigError
 from rospy_control.log import Throttle, get_logger
 from rospy_control.hardware_config.document import (
-    AttributeReader, ElementInfo, UnitInfo, non_negative, to_float, to_int, to_str,
+    AttributeReader, ElementInfo, UnitInfo, non_negative, to_float,
 )
 from rospy_control.devices.actuator import (
-    WATCHDOG_MODES, ControlMode, MotorState, UnsupportedCommand,
+    ControlMode, MotorState, UnsupportedCommand,
 )
 from rospy_control.devices.command import Command, Reply
 from rospy_control.devices.commanded import CommandedActuator
@@ -171,14 +171,8 @@ class RequestReplyActuator(CommandedActuator):
         el = info.element
         r = AttributeReader(el, ignore=("name", "type", "channel"))
         kw = cls._can_kwargs(info, r)
+        kw.update(cls.read_common(r))
         kw.update(
-            direction=r.get("direction", to_int, cls.DEFAULT_DIRECTION, check=lambda v: v in (1, -1),
-                            expected="1 or -1"),
-            zero_offset=r.get("zero_offset", to_float, cls.DEFAULT_ZERO_OFFSET),
-            joint=r.get("joint", to_str, None),
-            max_temperature=r.get("max_temperature", to_float, cls.DEFAULT_MAX_TEMPERATURE),
-            watchdog_mode=r.get("watchdog_mode", to_str, None, check=lambda v: v in WATCHDOG_MODES,
-                                expected="one of " + ", ".join(WATCHDOG_MODES)),
             firmware_timeout=r.get("firmware_timeout", to_float, cls.DEFAULT_FIRMWARE_TIMEOUT,
                                    check=non_negative,
                                    expected="a number of seconds >= 0 (0 = the firmware has none)"),

@@ -37,10 +37,10 @@ def element_values(element: Any) -> ElementValues:
 
 
 @dataclass
-class JointInfo:
-    """One ``<joint>`` of a transmission.
+class _MemberInfo:
+    """What a ``<joint>`` and an ``<actuator>`` of a transmission both hold.
 
-    :ivar name: joint name.
+    :ivar name: joint or actuator name.
     :ivar hardware_interfaces: non-empty ``<hardwareInterface>`` texts, in document order.
     :ivar role: text of ``<role>`` ("" when absent or empty).
     :ivar xml_element: the lxml element (None when the record was not read from XML).
@@ -62,17 +62,13 @@ class JointInfo:
 
 
 @dataclass
-class ActuatorInfo:
+class JointInfo(_MemberInfo):
+    """One ``<joint>`` of a transmission."""
+
+
+@dataclass
+class ActuatorInfo(_MemberInfo):
     """One ``<actuator>`` of a transmission (``hardware_interfaces`` may be empty)."""
-
-    name: str
-    hardware_interfaces: List[str] = field(default_factory=list)
-    role: str = ""
-    xml_element: Any = None
-    line: Optional[int] = None
-    values: ElementValues = field(default_factory=dict)
-
-    xml = JointInfo.xml
 
 
 @dataclass

@@ -57,25 +57,8 @@ from rospy_control.plugins import Registry
 from rospy_control.transmission_interface.parser import ParseResult, TransmissionParser
 from rospy_control.transmission_interface.transmission import Transmission
 from rospy_control.transmission_interface.transmission_info import TransmissionInfo
-from rospy_control.transmission_interface.transmission_interface import (
-    ActuatorToJointEffortHandle,
-    ActuatorToJointEffortInterface,
-    ActuatorToJointPositionHandle,
-    ActuatorToJointPositionInterface,
-    ActuatorToJointStateHandle,
-    ActuatorToJointStateInterface,
-    ActuatorToJointVelocityHandle,
-    ActuatorToJointVelocityInterface,
-    JointToActuatorEffortHandle,
-    JointToActuatorEffortInterface,
-    JointToActuatorPositionHandle,
-    JointToActuatorPositionInterface,
-    JointToActuatorStateHandle,
-    JointToActuatorStateInterface,
-    JointToActuatorVelocityHandle,
-    JointToActuatorVelocityInterface,
-    RobotTransmissions,
-)
+import rospy_control.transmission_interface.transmission_interface as ti
+from rospy_control.transmission_interface.transmission_interface import RobotTransmissions
 from rospy_control.transmission_interface.transmission_loader import TRANSMISSION_LOADERS, load_transmission
 
 logger = get_logger(__name__)
@@ -168,19 +151,19 @@ class RequisiteProvider:
                     cmd_iface.register_handle(handle)
                 joint_cmd.append(handle)
         # 3. transmission handles
-        a2j_state = _ensure_interface(transmissions, ActuatorToJointStateInterface)
+        a2j_state = _ensure_interface(transmissions, ti.ActuatorToJointStateInterface)
         if not a2j_state.has_handle(info.name):
             a2j_state.register_handle(
-                ActuatorToJointStateHandle(info.name, transmission, act_data, joint_data))
+                ti.ActuatorToJointStateHandle(info.name, transmission, act_data, joint_data))
         if self.FORWARD is not None:
             handle_cls, iface_cls = self.FORWARD
             _ensure_interface(transmissions, iface_cls).register_handle(
                 handle_cls(info.name, transmission, act_cmd, joint_cmd))
         if self.BIDIRECTIONAL:
-            j2a_state = _ensure_interface(transmissions, JointToActuatorStateInterface)
+            j2a_state = _ensure_interface(transmissions, ti.JointToActuatorStateInterface)
             if not j2a_state.has_handle(info.name):
                 j2a_state.register_handle(
-                    JointToActuatorStateHandle(info.name, transmission, act_data, joint_data))
+                    ti.JointToActuatorStateHandle(info.name, transmission, act_data, joint_data))
             if self.INVERSE is not None:
                 handle_cls, iface_cls = self.INVERSE
                 _ensure_interface(transmissions, iface_cls).register_handle(
@@ -215,14 +198,14 @@ def _provider(name: str, joint_iface, act_iface, field_name, forward, inverse, b
 JointStateInterfaceProvider = _provider(
     "JointStateInterfaceProvider", None, None, "command", None, None, False)
 _POS = (PositionJointInterface, PositionActuatorInterface, "command_position",
-        (JointToActuatorPositionHandle, JointToActuatorPositionInterface),
-        (ActuatorToJointPositionHandle, ActuatorToJointPositionInterface))
+        (ti.JointToActuatorPositionHandle, ti.JointToActuatorPositionInterface),
+        (ti.ActuatorToJointPositionHandle, ti.ActuatorToJointPositionInterface))
 _VEL = (VelocityJointInterface, VelocityActuatorInterface, "command_velocity",
-        (JointToActuatorVelocityHandle, JointToActuatorVelocityInterface),
-        (ActuatorToJointVelocityHandle, ActuatorToJointVelocityInterface))
+        (ti.JointToActuatorVelocityHandle, ti.JointToActuatorVelocityInterface),
+        (ti.ActuatorToJointVelocityHandle, ti.ActuatorToJointVelocityInterface))
 _EFF = (EffortJointInterface, EffortActuatorInterface, "command_effort",
-        (JointToActuatorEffortHandle, JointToActuatorEffortInterface),
-        (ActuatorToJointEffortHandle, ActuatorToJointEffortInterface))
+        (ti.JointToActuatorEffortHandle, ti.JointToActuatorEffortInterface),
+        (ti.ActuatorToJointEffortHandle, ti.ActuatorToJointEffortInterface))
 PositionJointInterfaceProvider = _provider("PositionJointInterfaceProvider", *_POS, False)
 VelocityJointInterfaceProvider = _provider("VelocityJointInterfaceProvider", *_VEL, False)
 EffortJointInterfaceProvider = _provider("EffortJointInterfaceProvider", *_EFF, False)
@@ -279,14 +262,14 @@ class TransmissionInterfaceLoader:
 
     def propagate_state(self) -> None:
         """Actuator → joint state for every transmission (call in ``read()``)."""
-        iface = self._data.robot_transmissions.get(ActuatorToJointStateInterface)
+        iface = self._data.robot_transmissions.get(ti.ActuatorToJointStateInterface)
         if iface is not None:
             iface.propagate()
 
     def propagate_commands(self) -> None:
         """Joint → actuator commands for every transmission and interface (call in ``write()``)."""
-        for cls in (JointToActuatorPositionInterface, JointToActuatorVelocityInterface,
-                    JointToActuatorEffortInterface):
+        for cls in (ti.JointToActuatorPositionInterface, ti.JointToActuatorVelocityInterface,
+                    ti.JointToActuatorEffortInterface):
             iface = self._data.robot_transmissions.get(cls)
             if iface is not None:
                 iface.propagate()

@@ -226,14 +226,9 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, CommandedActuator):
                                expected="a positive number of seconds"),
             sdo_timeout=r.get("sdo_timeout", to_float, cls.DEFAULT_SDO_TIMEOUT, check=positive,
                               expected="a positive number of seconds"),
-            direction=r.get("direction", to_int, 1, check=lambda v: v in (1, -1), expected="1 or -1"),
-            zero_offset=r.get("zero_offset", to_float, 0.0),
-            joint=r.get("joint", to_str, None),
-            max_temperature=r.get("max_temperature", to_float, cls.DEFAULT_MAX_TEMPERATURE),
             fault_timeout=r.get("fault_timeout", to_float, None, check=positive,
                                 expected="a positive number of seconds"),
-            watchdog_mode=r.get("watchdog_mode", to_str, None, check=lambda v: v in ("position", "none"),
-                                expected="'position' or 'none' (a CiA 402 drive has no damping command)"),
+            **cls.read_common(r),
         )
         r.finish()
         for kind in ("rpdo", "tpdo"):

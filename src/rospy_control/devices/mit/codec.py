@@ -37,6 +37,8 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple, Optional
 
+from rospy_control.devices.encodable import check_ordered
+
 __all__ = [
     "MitLimits", "MitReply", "MitFrameError", "pack_command", "unpack_command", "pack_reply",
     "unpack_reply", "ENTER_MOTOR_MODE", "EXIT_MOTOR_MODE", "SET_ZERO", "float_to_uint", "uint_to_float",
@@ -86,11 +88,7 @@ class MitLimits(NamedTuple):
 
     def validate(self) -> None:
         """Raise ValueError naming the first pair with min >= max."""
-        for lo_name in ("p_min", "v_min", "kp_min", "kd_min", "t_min"):
-            hi_name = lo_name[:-3] + "max"
-            lo, hi = getattr(self, lo_name), getattr(self, hi_name)
-            if not lo < hi:
-                raise ValueError(f"{lo_name}={lo!r} must be smaller than {hi_name}={hi!r}")
+        check_ordered(self)
 
 
 class MitReply(NamedTuple):

@@ -63,7 +63,7 @@ from rospy_control.hardware_config.document import (
     AttributeReader, UnitInfo, non_negative, positive, to_float, to_int, to_str,
 )
 from rospy_control.devices.odrive import codec as od
-from rospy_control.devices.actuator import WATCHDOG_MODES, Capabilities, ControlMode, MotorState
+from rospy_control.devices.actuator import Capabilities, ControlMode, MotorState
 from rospy_control.devices.unit import frame_bits
 from rospy_control.devices.odrive.cyclic import _ARMING, _CONTROL_MODE, _RUN, _WAIT, OdriveCyclicState
 from rospy_control.devices.request_reply import Command, Reply
@@ -194,14 +194,9 @@ class OdriveAxis(OdriveCyclicState):
                                     "ODrive Pro / S1 / Micro)"),
             ratio=r.get("ratio", to_float, cls.DEFAULT_RATIO, check=positive,
                         expected="a positive number of motor turns per unit turn"),
-            direction=r.get("direction", to_int, 1, check=lambda v: v in (1, -1), expected="1 or -1"),
-            zero_offset=r.get("zero_offset", to_float, 0.0),
-            joint=r.get("joint", to_str, None),
-            max_temperature=r.get("max_temperature", to_float, cls.DEFAULT_MAX_TEMPERATURE),
             fault_timeout=r.get("fault_timeout", to_float, None, check=positive,
                                 expected="a positive number of seconds"),
-            watchdog_mode=r.get("watchdog_mode", to_str, None, check=lambda v: v in WATCHDOG_MODES,
-                                expected="one of " + ", ".join(WATCHDOG_MODES)),
+            **cls.read_common(r),
             heartbeat_rate=r.get("heartbeat_rate", to_float, cls.DEFAULT_HEARTBEAT_RATE, check=positive,
                                  expected="the heartbeat period configured on the ODrive, in s (> 0)"),
             encoder_rate=r.get("encoder_rate", to_float, cls.DEFAULT_ENCODER_RATE, check=positive,

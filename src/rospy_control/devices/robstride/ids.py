@@ -7,6 +7,7 @@ import math
 import struct
 from typing import Dict, NamedTuple, Optional, Tuple
 
+from rospy_control.devices.encodable import check_ordered
 from rospy_control.devices.frame import Frame
 
 
@@ -82,11 +83,7 @@ class RobStrideLimits(NamedTuple):
 
     def validate(self) -> None:
         """Raise ValueError naming the first pair with min >= max."""
-        for lo_name in ("p_min", "v_min", "kp_min", "kd_min", "t_min"):
-            hi_name = lo_name[:-3] + "max"
-            lo, hi = getattr(self, lo_name), getattr(self, hi_name)
-            if not lo < hi:
-                raise ValueError(f"{lo_name}={lo!r} must be smaller than {hi_name}={hi!r}")
+        check_ordered(self)
 
 
 _FOUR_PI = 4.0 * math.pi
