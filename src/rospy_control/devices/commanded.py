@@ -112,6 +112,13 @@ class CommandedActuator(ActuatorUnit):
             return ConfigError(message, source=source, line=int(line))
         return ConfigError(message, source=self.where or None)
 
+    def _poll_start(self, now: float) -> None:
+        """The start of every ``poll`` (channel thread): the mode the channel published last cycle (what
+        :meth:`mode_confirmed` compares), and the probe of a reset the caller asked for."""
+        self._published_mode = self._state.mode  # type: ignore[union-attr]
+        if self._reset_req != self._reset_seen:
+            self.begin_poll(now)
+
     # -- modes ---------------------------------------------------------------------------------------------
     def request_mode(self, mode: ControlMode) -> None:
         if mode == ControlMode.MIT:

@@ -302,9 +302,7 @@ class RequestReplyActuator(CommandedActuator):
         self._enabled = False
 
     def poll(self, now: float) -> Optional[can.Message]:
-        self._published_mode = self._state.mode
-        if self._reset_req != self._reset_seen:
-            self.begin_poll(now)
+        self._poll_start(now)
         msg = self._msg
         if self._fault and not self._probing:
             if not self._exit_sent:

@@ -355,9 +355,7 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, CommandedActuator):
         self.net.close()
 
     def poll(self, now: float) -> Optional[can.Message]:
-        self._published_mode = self._state.mode  # type: ignore[union-attr]
-        if self._reset_req != self._reset_seen:
-            self.begin_poll(now)       # -> on_probe_start starts the worker when a probe begins
+        self._poll_start(now)       # a reset's probe begins here (CiA 402: on_probe_start starts its worker)
         self._take_result()
         group = self._group
         producer = bool(group) and group[-1] is self and self._active  # type: ignore[index]

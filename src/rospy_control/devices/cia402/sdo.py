@@ -8,7 +8,7 @@ bytes after a command byte with the toggle bit 4 and "no more segments" bit 0.""
 from __future__ import annotations
 
 import struct
-from typing import Dict, NamedTuple, Optional
+from typing import Dict, NamedTuple, Optional, Tuple
 
 from rospy_control.devices.frame import Frame
 from rospy_control.devices.cia402.nmt import Cia402Error, check_node
@@ -160,10 +160,11 @@ def sdo_download_segment_response(node: int, toggle: int) -> Frame:
                  + bytes(7))
 
 
-class SdoRequest(NamedTuple):
-    """A decoded client request (the server's view).  ``kind``: ``download`` (expedited: ``data``;
-    segmented: ``size``), ``download_segment`` (``toggle``, ``data``, ``last``), ``upload``,
-    ``upload_segment`` (``toggle``), ``abort`` (``code``)."""
+class SdoMessage(NamedTuple):
+    """The fields of a decoded SDO frame, either way; ``kind``: ``download`` (expedited: ``data``;
+    segmented: ``size``), ``download_segment`` (``toggle``, ``data``, ``last``), ``upload`` (a
+    response: expedited ``data`` or segmented ``size``), ``upload_segment`` (``toggle``; a response:
+    ``data``, ``last``), ``abort`` (``code``)."""
 
     kind: str
     index: int = 0  # type: ignore[assignment]  # the field, not tuple.index
@@ -173,6 +174,55 @@ class SdoRequest(NamedTuple):
     toggle: int = 0
     last: bool = False
     code: int = 0
+
+
+class SdoRequest(SdoMessage):
+    """A decoded client request (the server's view)."""
+
+    __slots__ = ()
+
+
+# The four layouts of an SDO frame (CiA 301 7.2.4.3), the same in both directions: an initiate frame
+# that carries data (expedited) or the size (segmented), a segment with up to 7 bytes, an initiate or
+# segment answer that only acknowledges, an abort with its code.
+_INITIATE, _SEGMENT, _ACK_INITIATE, _ACK_SEGMENT, _ABORT = range(5)
+#: client -> server command specifiers: (kind, layout)
+_REQUESTS = {CCS_DOWNLOAD_INITIATE: ("download", _INITIATE),
+             CCS_DOWNLOAD_SEGMENT: ("download_segment", _SEGMENT),
+             CCS_UPLOAD_INITIATE: ("upload", _ACK_INITIATE),
+             CCS_UPLOAD_SEGMENT: ("upload_segment", _ACK_SEGMENT),
+             CS_ABORT: ("abort", _ABORT)}
+#: server -> client command specifiers: (kind, layout)
+_RESPONSES = {SCS_UPLOAD_INITIATE: ("upload", _INITIATE), SCS_UPLOAD_SEGMENT: ("upload_segment", _SEGMENT),
+              SCS_DOWNLOAD_INITIATE: ("download", _ACK_INITIATE),
+              SCS_DOWNLOAD_SEGMENT: ("download_segment", _ACK_SEGMENT), CS_ABORT: ("abort", _ABORT)}
+
+
+def _parse_sdo(data: bytes, specifiers: dict, make: type) -> Tuple[Optional[SdoMessage], int, int, int]:
+    """``(message or None for an unknown specifier, command byte, index, subindex)`` of an SDO frame."""
+    if len(data) != 8:
+        raise Cia402Error(f"SDO frame must have 8 bytes, got {len(data)}")
+    cmd = data[0]
+    index, sub = struct.unpack_from("<HB", bytes(data), 1)
+    entry = specifiers.get(cmd >> 5)
+    if entry is None:
+        return None, cmd, index, sub
+    kind, layout = entry
+    if layout == _INITIATE:
+        if cmd & 0x02:       # expedited: the data in bytes 4..7, their count given when bit 0 is set
+            n = 4 - ((cmd >> 2) & 0x3) if cmd & 0x01 else 4
+            return make(kind, index, sub, bytes(data[4:4 + n])), cmd, index, sub
+        size = struct.unpack_from("<I", bytes(data), 4)[0] if cmd & 0x01 else None
+        return make(kind, index, sub, b"", size), cmd, index, sub
+    if layout == _SEGMENT:
+        n = 7 - ((cmd >> 1) & 0x7)
+        segment = make(kind, data=bytes(data[1:1 + n]), toggle=(cmd >> 4) & 1, last=bool(cmd & 1))
+        return segment, cmd, index, sub
+    if layout == _ACK_INITIATE:
+        return make(kind, index, sub), cmd, index, sub
+    if layout == _ACK_SEGMENT:
+        return make(kind, toggle=(cmd >> 4) & 1), cmd, index, sub
+    return make(kind, index, sub, code=struct.unpack_from("<I", bytes(data), 4)[0]), cmd, index, sub
 
 
 def parse_sdo_request(data: bytes) -> SdoRequest:
@@ -181,68 +231,24 @@ def parse_sdo_request(data: bytes) -> SdoRequest:
     :raises SdoAbortError: an unknown command specifier (code 0x05040001; the server sends that abort).
     :raises Cia402Error: not 8 bytes.
     """
-    if len(data) != 8:
-        raise Cia402Error(f"SDO frame must have 8 bytes, got {len(data)}")
-    cmd = data[0]
-    ccs = cmd >> 5
-    index, sub = struct.unpack_from("<HB", bytes(data), 1)
-    if ccs == CCS_DOWNLOAD_INITIATE:
-        expedited, size_given = bool(cmd & 0x02), bool(cmd & 0x01)
-        if expedited:
-            n = 4 - ((cmd >> 2) & 0x3) if size_given else 4
-            return SdoRequest("download", index, sub, bytes(data[4:4 + n]))
-        size = struct.unpack_from("<I", bytes(data), 4)[0] if size_given else None
-        return SdoRequest("download", index, sub, b"", size)
-    if ccs == CCS_DOWNLOAD_SEGMENT:
-        n = 7 - ((cmd >> 1) & 0x7)
-        return SdoRequest("download_segment", data=bytes(data[1:1 + n]), toggle=(cmd >> 4) & 1,
-                          last=bool(cmd & 1))
-    if ccs == CCS_UPLOAD_INITIATE:
-        return SdoRequest("upload", index, sub)
-    if ccs == CCS_UPLOAD_SEGMENT:
-        return SdoRequest("upload_segment", toggle=(cmd >> 4) & 1)
-    if ccs == CS_ABORT:
-        return SdoRequest("abort", index, sub, code=struct.unpack_from("<I", bytes(data), 4)[0])
-    raise SdoAbortError(ABORT_COMMAND, index, sub)
+    message, _, index, sub = _parse_sdo(data, _REQUESTS, SdoRequest)
+    if message is None:
+        raise SdoAbortError(ABORT_COMMAND, index, sub)
+    return message  # type: ignore[return-value]
 
 
-class SdoResponse(NamedTuple):
-    """A decoded server response (the client's view); ``kind`` as in :class:`SdoRequest`."""
+class SdoResponse(SdoMessage):
+    """A decoded server response (the client's view)."""
 
-    kind: str
-    index: int = 0  # type: ignore[assignment]  # the field, not tuple.index
-    subindex: int = 0
-    data: bytes = b""
-    size: Optional[int] = None
-    toggle: int = 0
-    last: bool = False
-    code: int = 0
+    __slots__ = ()
 
 
 def parse_sdo_response(data: bytes) -> SdoResponse:
     """Decode a server -> client SDO frame."""
-    if len(data) != 8:
-        raise Cia402Error(f"SDO frame must have 8 bytes, got {len(data)}")
-    cmd = data[0]
-    scs = cmd >> 5
-    index, sub = struct.unpack_from("<HB", bytes(data), 1)
-    if scs == SCS_UPLOAD_INITIATE:
-        if cmd & 0x02:
-            n = 4 - ((cmd >> 2) & 0x3) if cmd & 0x01 else 4
-            return SdoResponse("upload", index, sub, bytes(data[4:4 + n]))
-        size = struct.unpack_from("<I", bytes(data), 4)[0] if cmd & 0x01 else None
-        return SdoResponse("upload", index, sub, b"", size)
-    if scs == SCS_UPLOAD_SEGMENT:
-        n = 7 - ((cmd >> 1) & 0x7)
-        return SdoResponse("upload_segment", data=bytes(data[1:1 + n]), toggle=(cmd >> 4) & 1,
-                           last=bool(cmd & 1))
-    if scs == SCS_DOWNLOAD_INITIATE:
-        return SdoResponse("download", index, sub)
-    if scs == SCS_DOWNLOAD_SEGMENT:
-        return SdoResponse("download_segment", toggle=(cmd >> 4) & 1)
-    if scs == CS_ABORT:
-        return SdoResponse("abort", index, sub, code=struct.unpack_from("<I", bytes(data), 4)[0])
-    raise Cia402Error(f"unknown SDO server command specifier in 0x{cmd:02X}")
+    message, cmd, _, _ = _parse_sdo(data, _RESPONSES, SdoResponse)
+    if message is None:
+        raise Cia402Error(f"unknown SDO server command specifier in 0x{cmd:02X}")
+    return message  # type: ignore[return-value]
 
 
 class SdoDownload:
