@@ -16,12 +16,14 @@ frames become state.
 """
 from __future__ import annotations
 
-from typing import Any, ClassVar, Optional, Tuple
+import math
+from typing import Any, Callable, ClassVar, Optional, Tuple
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.hardware_config.document import AttributeReader, to_float, to_int, to_str
 from rospy_control.log import Throttle, get_logger
-from rospy_control.devices.actuator import WATCHDOG_MODES, ActuatorUnit, ControlMode
+from rospy_control.devices.actuator import WATCHDOG_MODES, ActuatorUnit, ControlMode, UnsupportedCommand
+from rospy_control.devices.command import Command
 from rospy_control.devices.step_cap import PositionStepCap
 from rospy_control.devices.watchdog import CommandWatchdog
 from rospy_control.realtime import RealtimeBuffer
@@ -29,6 +31,10 @@ from rospy_control.realtime import RealtimeBuffer
 __all__ = ["CommandedActuator"]
 
 logger = get_logger(__name__)
+
+_LIMP = Command(ControlMode.NONE)
+_POSITION = ControlMode.POSITION
+_isfinite = math.isfinite
 
 
 class CommandedActuator(ActuatorUnit):
@@ -46,6 +52,9 @@ class CommandedActuator(ActuatorUnit):
     DEFAULT_DIRECTION = 1
     DEFAULT_ZERO_OFFSET = 0.0
     DEFAULT_MAX_TEMPERATURE = 90.0
+    DEFAULT_POSITION_KP = 20.0
+    DEFAULT_POSITION_KD = 0.5
+    DEFAULT_VELOCITY_KD = 1.0
 
     _cmd_buf: RealtimeBuffer[Any]
     _step_cap: PositionStepCap
@@ -53,9 +62,12 @@ class CommandedActuator(ActuatorUnit):
 
     def _init_commanded(self, who: str, limp: Any, direction: int, zero_offset: float, joint: Optional[str],
                         max_temperature: float, watchdog_mode: Optional[str], default_watchdog_mode: str,
-                        buffer_name: str) -> None:
+                        buffer_name: str, position_kp: float = DEFAULT_POSITION_KP,
+                        position_kd: float = DEFAULT_POSITION_KD,
+                        velocity_kd: float = DEFAULT_VELOCITY_KD) -> None:
         """Check and keep the configuration every actuator has; make the command buffer, the watchdog
-        and the step cap.  ``who`` names the device in messages; ``limp`` is the first command.
+        and the step cap.  ``who`` names the device in messages; ``limp`` is the first command; the
+        gains go into the commands :meth:`set_command` makes (a device that makes its own ignores them).
 
         :raises ConfigError: ``direction`` is not 1 or -1, or the watchdog mode is not in ``HOLD_MODES``.
         """
@@ -70,8 +82,13 @@ class CommandedActuator(ActuatorUnit):
         self.joint = joint
         self.max_temperature = max_temperature
         self.watchdog_mode = mode
+        self.position_kp = position_kp
+        self.position_kd = position_kd
+        self.velocity_kd = velocity_kd
         self.rejected_commands = 0
         self.watchdog_trips = 0
+        self._non_finite_log = Throttle(5.0)
+        self._exit_sent = False
         self._cmd_buf = RealtimeBuffer(limp, name=buffer_name)
         self._mode = ControlMode.NONE
         self._published_mode = ControlMode.NONE
@@ -118,6 +135,96 @@ class CommandedActuator(ActuatorUnit):
         self._published_mode = self._state.mode  # type: ignore[union-attr]
         if self._reset_req != self._reset_seen:
             self.begin_poll(now)
+
+    # -- commands (any thread): a Command with the device's gains -----------------------------------------
+    def _rejected(self, *values: float) -> bool:
+        for value in values:
+            if not math.isfinite(value):
+                self.rejected_commands += 1
+                if self._non_finite_log.ready():
+                    logger.warning("motor '%s': ignoring a non-finite command %r (keeping the previous "
+                                   "command; %d rejected so far)", self.name, values, self.rejected_commands)
+                return True
+        return False
+
+    def _store(self, command: Command) -> None:
+        self._cmd_buf.write_from_non_rt(command)
+
+    def set_command(self, mode: ControlMode, value: float = 0.0, effort: float = 0.0) -> None:
+        if (mode is _POSITION and _isfinite(value) and _isfinite(effort)
+                and _POSITION in self.CAPABILITIES.modes):
+            # the control loop's common case, every cycle per motor: the same Command as below without
+            # the general path's calls (a subclass that overrides _store still gets it)
+            self._store(Command(_POSITION, self.direction * value + self.zero_offset,
+                                kp=self.position_kp, kd=self.position_kd))
+            return
+        if self._rejected(value, effort):
+            return
+        if mode == ControlMode.MIT:
+            raise UnsupportedCommand(f"motor '{self.name}': use set_mit_command() / set_impedance() for "
+                                     "MIT mode")
+        if mode not in self.CAPABILITIES.modes:
+            raise UnsupportedCommand(f"{type(self).__name__} '{self.name}' has no {mode!r} command")
+        d = self.direction
+        if mode == ControlMode.POSITION:
+            cmd = Command(mode, d * value + self.zero_offset, kp=self.position_kp, kd=self.position_kd)
+        elif mode == ControlMode.VELOCITY:
+            ff = d * effort if self.CAPABILITIES.velocity_effort_ff else 0.0
+            cmd = Command(mode, velocity=d * value, effort=ff, kd=self.velocity_kd)
+        elif mode == ControlMode.EFFORT:
+            cmd = Command(mode, effort=d * value)
+        elif mode == ControlMode.DAMPING:
+            cmd = Command(mode, kd=self.velocity_kd)
+        else:
+            cmd = _LIMP
+        self._store(cmd)
+
+    def position_setter(self) -> Callable[[float], None]:
+        # set_command's position fast path bound in a closure: one call per motor and cycle
+        cls = type(self)
+        if (_POSITION not in self.CAPABILITIES.modes or cls._store is not CommandedActuator._store
+                or cls.set_command is not CommandedActuator.set_command):
+            return super().position_setter()  # a subclass that changes either gets its own
+        write = self._cmd_buf.write_from_non_rt
+        set_command = self.set_command
+        new = tuple.__new__
+
+        def set_position_command(position: float) -> None:
+            if _isfinite(position):
+                write(new(Command, (_POSITION, self.direction * position + self.zero_offset, 0.0, 0.0,
+                                    self.position_kp, self.position_kd)))
+            else:
+                set_command(_POSITION, position)  # rejected, counted and logged there
+        return set_position_command
+
+    def set_position(self, position: float, velocity: float = 0.0, effort: float = 0.0) -> None:
+        if self._rejected(position, velocity, effort):
+            return
+        d = self.direction
+        caps = self.CAPABILITIES
+        self._store(Command(ControlMode.POSITION, d * position + self.zero_offset,
+                            d * velocity if caps.position_velocity_ff else 0.0,
+                            d * effort if caps.position_effort_ff else 0.0,
+                            self.position_kp, self.position_kd))
+
+    def set_impedance(self, position: float, velocity: float, kp: float, kd: float, effort: float) -> None:
+        if not self.CAPABILITIES.gains:
+            super().set_impedance(position, velocity, kp, kd, effort)
+        if self._rejected(position, velocity, kp, kd, effort):
+            return
+        d = self.direction
+        self._store(Command(ControlMode.MIT, d * position + self.zero_offset, d * velocity, d * effort,
+                            kp, kd))
+
+    def _cap_step(self, cmd: Command) -> Command:
+        """The position-step cap (:mod:`.step_cap`) on the decoded position of a position-holding
+        command (kp > 0)."""
+        if cmd.mode not in (ControlMode.POSITION, ControlMode.MIT) or not cmd.kp > 0.0:
+            self._step_cap.forget()
+            return cmd
+        measured = self.direction * self._pos + self.zero_offset if self._received else None
+        p = self._step_cap.apply(cmd.position, measured)
+        return cmd if p == cmd.position else cmd._replace(position=p)
 
     # -- modes ---------------------------------------------------------------------------------------------
     def request_mode(self, mode: ControlMode) -> None:
@@ -174,14 +281,55 @@ class CommandedActuator(ActuatorUnit):
     def limited_frames(self) -> int:
         return self._step_cap.limited
 
+    # -- activation and the fault life cycle (channel thread) -----------------------------------------------
+    def activate(self, now: float, enable: bool, fault_timeout: float, period: Optional[float] = None,
+                 command_timeout: float = 0.0) -> None:
+        super().activate(now, enable, fault_timeout, period, command_timeout)
+        self._exit_sent = False
+        self._wd.start(now, self._cmd_buf.sequence(), period, command_timeout)
+
+    def on_fault(self) -> None:
+        """The device faulted: its exit (disable) frame is due once, and the watchdog lets go."""
+        self._exit_sent = False
+        self._wd.active = False
+        self._wd.engaging = False
+
+    def on_probe_failed(self) -> None:
+        self._exit_sent = False
+
+    def on_recovered(self, now: float) -> None:
+        """The device is enabled again: no mode is confirmed, and the caller's last command is stale
+        (a trajectory that was aborted).  The command becomes :meth:`_recovery_command` -- a second
+        writer (channel thread, while the unit was in FAULT): last writer wins, and a caller's command
+        written after the recovery is the one that counts -- and :meth:`_engage_recovery_hold` says what
+        the device does until the caller commands again."""
+        self._cmd_buf.write_from_rt(self._recovery_command())
+        self._mode = ControlMode.NONE
+        self._exit_sent = False
+        self._wd_reset(now)
+        self._engage_recovery_hold()
+
+    def _recovery_command(self) -> Any:
+        return _LIMP
+
+    def _engage_recovery_hold(self) -> None:
+        # Limp, a joint under load falls until the caller commands again -- a control loop the host runs
+        # late may take 100 ms or more.  Until then the device holds as the command watchdog holds
+        # (watchdog_mode: the position it was re-enabled at, damping, or limp for "none"); the caller's
+        # next command ends it.
+        self._wd_trip(_LIMP, False)
+        if self._wd.applied != "none":
+            self._wd.active = True
+            self._wd.engaging = True
+
     # -- command watchdog: the hold (channel thread) -------------------------------------------------------
     def _position_hold(self, position: float) -> Any:
-        """The command that holds ``position`` (device side) in this protocol."""
-        raise NotImplementedError
+        """The command that holds ``position`` (device side) with the position gains."""
+        return Command(ControlMode.POSITION, position, kp=self.position_kp, kd=self.position_kd)
 
     def _damping_hold(self) -> Tuple[Any, str]:
-        """The command that only damps, and its description (a protocol with a damping command)."""
-        raise NotImplementedError
+        """The command that only damps, and its description."""
+        return Command(ControlMode.DAMPING, kd=self.velocity_kd), f"damping (kp 0, kd {self.velocity_kd:g})"
 
     def _held(self, seq: int, cmd: Any) -> Any:
         """What to send for the caller's latest command ``cmd`` (number ``seq``): ``cmd``, or the

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import Callable, ClassVar, Dict, Optional, Tuple
+from typing import ClassVar, Dict, Optional, Tuple
 
 import can
 
 from rospy_control.exceptions import ConfigError
-from rospy_control.log import Throttle, get_logger
+from rospy_control.log import get_logger
 from rospy_control.hardware_config.document import (
     AttributeReader, ElementInfo, UnitInfo, non_negative, to_float,
 )
@@ -45,8 +45,6 @@ logger = get_logger(__name__)
 
 
 _LIMP = Command(ControlMode.NONE)
-_POSITION = ControlMode.POSITION
-_isfinite = math.isfinite
 
 
 class RequestReplyActuator(CommandedActuator):
@@ -72,12 +70,12 @@ class RequestReplyActuator(CommandedActuator):
     REPLY_DLC: ClassVar[int] = 8
     #: commands and replies use 29-bit ids
     EXTENDED_IDS: ClassVar[bool] = False
-    DEFAULT_DIRECTION = 1
-    DEFAULT_ZERO_OFFSET = 0.0
-    DEFAULT_POSITION_KP = 20.0
-    DEFAULT_POSITION_KD = 0.5
-    DEFAULT_VELOCITY_KD = 1.0
-    DEFAULT_MAX_TEMPERATURE = 90.0
+    DEFAULT_DIRECTION = CommandedActuator.DEFAULT_DIRECTION
+    DEFAULT_ZERO_OFFSET = CommandedActuator.DEFAULT_ZERO_OFFSET
+    DEFAULT_POSITION_KP = CommandedActuator.DEFAULT_POSITION_KP
+    DEFAULT_POSITION_KD = CommandedActuator.DEFAULT_POSITION_KD
+    DEFAULT_VELOCITY_KD = CommandedActuator.DEFAULT_VELOCITY_KD
+    DEFAULT_MAX_TEMPERATURE = CommandedActuator.DEFAULT_MAX_TEMPERATURE
     DEFAULT_WATCHDOG_MODE = "position"
     DEFAULT_FIRMWARE_TIMEOUT = 0.0
 
@@ -91,21 +89,17 @@ class RequestReplyActuator(CommandedActuator):
         # the latest command: written by the caller's thread, read by the channel thread, as one
         # immutable Command whose sequence number (the watchdog's "a new command came") travels with it
         self._init_commanded(f"motor '{name}'", _LIMP, direction, zero_offset, joint, max_temperature,
-                             watchdog_mode, self.DEFAULT_WATCHDOG_MODE, f"motor {name} command")
+                             watchdog_mode, self.DEFAULT_WATCHDOG_MODE, f"motor {name} command",
+                             position_kp, position_kd, velocity_kd)
         if not firmware_timeout >= 0:
             raise ConfigError(f"motor '{name}': firmware_timeout must be >= 0, got {firmware_timeout}")
         #: the device's own CAN timeout (s, 0 = none): it leaves the enabled state when it receives nothing
         #: for that long; after a freeze of at least half of it the next frame re-enables it
         self.firmware_timeout = float(firmware_timeout)
-        self.position_kp = position_kp
-        self.position_kd = position_kd
-        self.velocity_kd = velocity_kd
-        self._non_finite_log = Throttle(5.0)
         self._msg = can.Message(arbitration_id=self.command_id(), is_extended_id=self.EXTENDED_IDS,
                                 data=bytearray(self.COMMAND_DLC))
         self._zero_requested = False
         self._enabled = False
-        self._exit_sent = False
         # the disable frame sent on FAULT is not answered yet: its reply, late, must not pass for the
         # answer to a reset probe's first frame (see stale_exit_reply)
         self._exit_owed = False
@@ -203,86 +197,6 @@ class RequestReplyActuator(CommandedActuator):
     def bits_per_cycle(self) -> int:
         return frame_bits(self.COMMAND_DLC, self.EXTENDED_IDS) + frame_bits(self.REPLY_DLC, self.EXTENDED_IDS)
 
-    # == commands (any thread) ===========================================================================
-    def _rejected(self, *values: float) -> bool:
-        for value in values:
-            if not math.isfinite(value):
-                self.rejected_commands += 1
-                if self._non_finite_log.ready():
-                    logger.warning("motor '%s': ignoring a non-finite command %r (keeping the previous "
-                                   "command; %d rejected so far)", self.name, values, self.rejected_commands)
-                return True
-        return False
-
-    def _store(self, command: Command) -> None:
-        self._cmd_buf.write_from_non_rt(command)
-
-    def set_command(self, mode: ControlMode, value: float = 0.0, effort: float = 0.0) -> None:
-        if (mode is _POSITION and _isfinite(value) and _isfinite(effort)
-                and _POSITION in self.CAPABILITIES.modes):
-            # the control loop's common case, every cycle per motor: the same Command as below without
-            # the general path's calls (a subclass that overrides _store still gets it)
-            self._store(Command(_POSITION, self.direction * value + self.zero_offset,
-                                kp=self.position_kp, kd=self.position_kd))
-            return
-        if self._rejected(value, effort):
-            return
-        if mode == ControlMode.MIT:
-            raise UnsupportedCommand(f"motor '{self.name}': use set_mit_command() / set_impedance() for "
-                                     "MIT mode")
-        if mode not in self.CAPABILITIES.modes:
-            raise UnsupportedCommand(f"{type(self).__name__} '{self.name}' has no {mode!r} command")
-        d = self.direction
-        if mode == ControlMode.POSITION:
-            cmd = Command(mode, d * value + self.zero_offset, kp=self.position_kp, kd=self.position_kd)
-        elif mode == ControlMode.VELOCITY:
-            ff = d * effort if self.CAPABILITIES.velocity_effort_ff else 0.0
-            cmd = Command(mode, velocity=d * value, effort=ff, kd=self.velocity_kd)
-        elif mode == ControlMode.EFFORT:
-            cmd = Command(mode, effort=d * value)
-        elif mode == ControlMode.DAMPING:
-            cmd = Command(mode, kd=self.velocity_kd)
-        else:
-            cmd = _LIMP
-        self._store(cmd)
-
-    def position_setter(self) -> Callable[[float], None]:
-        # set_command's position fast path bound in a closure: one call per motor and cycle
-        cls = type(self)
-        if (_POSITION not in self.CAPABILITIES.modes or cls._store is not RequestReplyActuator._store
-                or cls.set_command is not RequestReplyActuator.set_command):
-            return super().position_setter()  # a subclass that changes either gets its own
-        write = self._cmd_buf.write_from_non_rt
-        set_command = self.set_command
-        new = tuple.__new__
-
-        def set_position_command(position: float) -> None:
-            if _isfinite(position):
-                write(new(Command, (_POSITION, self.direction * position + self.zero_offset, 0.0, 0.0,
-                                    self.position_kp, self.position_kd)))
-            else:
-                set_command(_POSITION, position)  # rejected, counted and logged there
-        return set_position_command
-
-    def set_position(self, position: float, velocity: float = 0.0, effort: float = 0.0) -> None:
-        if self._rejected(position, velocity, effort):
-            return
-        d = self.direction
-        caps = self.CAPABILITIES
-        self._store(Command(ControlMode.POSITION, d * position + self.zero_offset,
-                            d * velocity if caps.position_velocity_ff else 0.0,
-                            d * effort if caps.position_effort_ff else 0.0,
-                            self.position_kp, self.position_kd))
-
-    def set_impedance(self, position: float, velocity: float, kp: float, kd: float, effort: float) -> None:
-        if not self.CAPABILITIES.gains:
-            super().set_impedance(position, velocity, kp, kd, effort)
-        if self._rejected(position, velocity, kp, kd, effort):
-            return
-        d = self.direction
-        self._store(Command(ControlMode.MIT, d * position + self.zero_offset, d * velocity, d * effort,
-                            kp, kd))
-
     def request_zero(self) -> None:
         if not self.CAPABILITIES.set_zero:
             super().request_zero()
@@ -292,10 +206,8 @@ class RequestReplyActuator(CommandedActuator):
                  command_timeout: float = 0.0) -> None:
         super().activate(now, enable, fault_timeout, period, command_timeout)
         self._enabled = False
-        self._exit_sent = False
         self._reenter = False
         self._last_tx = now
-        self._wd.start(now, self._cmd_buf.sequence(), period, command_timeout)
 
     def deactivate(self) -> None:
         super().deactivate()
@@ -348,16 +260,6 @@ class RequestReplyActuator(CommandedActuator):
         self._awaiting = 1
         self._sent_at = now
         return msg
-
-    def _cap_step(self, cmd: Command) -> Command:
-        """The position-step cap (:mod:`.step_cap`) on the decoded position of a position-holding
-        command (kp > 0)."""
-        if cmd.mode not in (ControlMode.POSITION, ControlMode.MIT) or not cmd.kp > 0.0:
-            self._step_cap.forget()
-            return cmd
-        measured = self.direction * self._pos + self.zero_offset if self._received else None
-        p = self._step_cap.apply(cmd.position, measured)
-        return cmd if p == cmd.position else cmd._replace(position=p)
 
     def stale_exit_reply(self, reply: Reply, now: float) -> bool:
         """Whether ``reply`` answers the disable frame sent on FAULT rather than a reset probe's frame.
@@ -434,40 +336,12 @@ class RequestReplyActuator(CommandedActuator):
         return can.Message(arbitration_id=self.command_id(), is_extended_id=self.EXTENDED_IDS,
                            data=self.disable_frame())
 
-    # -- fault life cycle ---------------------------------------------------------------------------------
-    def on_fault(self) -> None:
-        self._exit_sent = False
-        self._wd.active = False
-        self._wd.engaging = False
-
+    # -- fault life cycle (the rest is CommandedActuator's) -------------------------------------------------
     def on_probe_start(self, now: float) -> None:
         self._enabled = False
         self._inflight_enter = False
         self._err = 0
 
     def on_probe_failed(self) -> None:
+        super().on_probe_failed()
         self._enabled = False
-        self._exit_sent = False
-
-    def on_recovered(self, now: float) -> None:
-        # a second writer (channel thread, while the unit was in FAULT): last writer wins, and a
-        # caller's command written after the recovery is the one that counts
-        self._cmd_buf.write_from_rt(_LIMP)
-        self._mode = ControlMode.NONE
-        self._exit_sent = False
-        self._wd_reset(now)
-        # The caller's last command is stale, and limp, a joint under load falls until the caller
-        # commands again -- a control loop the host runs late may take 100 ms or more.  Until then
-        # the motor holds as the command watchdog holds (watchdog_mode: the position it was
-        # re-enabled at, damping, or limp for "none"); the caller's next command ends it.
-        self._wd_trip(_LIMP, False)
-        if self._wd.applied != "none":
-            self._wd.active = True
-            self._wd.engaging = True
-
-    # -- command watchdog (channel thread): the holds this protocol family sends -------------------------
-    def _damping_hold(self) -> Tuple[Command, str]:
-        return Command(ControlMode.DAMPING, kd=self.velocity_kd), f"damping (kp 0, kd {self.velocity_kd:g})"
-
-    def _position_hold(self, position: float) -> Command:
-        return Command(ControlMode.POSITION, position, kp=self.position_kp, kd=self.position_kd)

@@ -338,8 +338,6 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, CommandedActuator):
         self._last_hb = now
         self._hb_silence = 0.0
         self._last_end = now
-        self._exit_sent = False
-        self._wd.start(now, self._cmd_buf.sequence(), period, command_timeout)
         if enable and self._bus is not None:
             self._start_worker(first=True)
 
@@ -434,8 +432,7 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, CommandedActuator):
 
     # -- fault life cycle ------------------------------------------------------------------------------------
     def on_fault(self) -> None:
-        self._exit_sent = False
-        self._wd.active = False
+        super().on_fault()
         self._phase = CONFIGURING if self._worker is not None and self._worker.is_alive() else IDLE
 
     def on_probe_start(self, now: float) -> None:
@@ -450,14 +447,16 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, CommandedActuator):
         self._start_worker(first=rebooted)
 
     def on_probe_failed(self) -> None:
-        self._exit_sent = False
+        super().on_probe_failed()
         self._phase = IDLE
 
     def on_recovered(self, now: float) -> None:
-        # the caller's last command is stale (a trajectory that was aborted): hold the measured
-        # position, where the drive was enabled, until the caller commands again
-        self._cmd_buf.write_from_rt(_Cmd(ControlMode.POSITION, self.direction * self._pos + self.zero_offset))
-        self._mode = ControlMode.NONE
-        self._exit_sent = False
+        super().on_recovered(now)
         self._hb_silence = 0.0
-        self._wd.reset(now, self._cmd_buf.sequence())
+
+    def _recovery_command(self) -> _Cmd:
+        # hold the measured position, where the drive was enabled, until the caller commands again
+        return _Cmd(ControlMode.POSITION, self.direction * self._pos + self.zero_offset)
+
+    def _engage_recovery_hold(self) -> None:
+        pass     # the recovery command itself holds (whatever the watchdog_mode)
