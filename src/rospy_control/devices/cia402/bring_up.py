@@ -25,6 +25,7 @@ from rospy_control.devices.cia402 import codec as co
 from rospy_control.devices.cia402.codec import State
 from rospy_control.devices.cia402.common import CIA_MODE as _CIA_MODE
 from rospy_control.devices.cia402.common import CONFIGURING, IDLE, RUNNING
+from rospy_control.devices.streamed import StreamWatch
 from rospy_control.devices.cia402.common import DriveCommand as _Cmd
 from rospy_control.devices.cia402.common import StartUpFailed as _Failed
 from rospy_control.devices.actuator import ControlMode
@@ -64,7 +65,7 @@ class Cia402BringUp:
     _worker: Optional[threading.Thread]
     _cmd_buf: Any
     _phase: str
-    _hb_silence: float
+    _heartbeat: StreamWatch
     _event_sent: Dict[int, Tuple[bytes, float]]
     _step_cap: Any
     _probing: bool
@@ -104,7 +105,7 @@ class Cia402BringUp:
         ok, why = result
         if ok:
             self._phase = RUNNING
-            self._hb_silence = 0.0
+            self._heartbeat.clear()
             self._event_sent.clear()
             self._step_cap.forget()
             if self._probing:

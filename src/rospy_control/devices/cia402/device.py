@@ -53,7 +53,7 @@ from rospy_control.devices.cia402.common import LIMP as _LIMP
 from rospy_control.devices.cia402.common import DriveCommand as _Cmd
 from rospy_control.devices.cia402.pdo_mapping import Cia402PdoMapping, parse_pdo_map
 from rospy_control.devices.actuator import Capabilities, ControlMode, MotorState, UnsupportedCommand
-from rospy_control.devices.commanded import CommandedActuator
+from rospy_control.devices.streamed import StreamedStateActuator, StreamWatch
 from rospy_control.devices.unit import frame_bits
 
 __all__ = ["Cia402Drive", "DEFAULT_EDS"]
@@ -81,7 +81,7 @@ _SYNC_GROUPS: Dict[int, List["Cia402Drive"]] = {}
 _SYNC_LOCK = threading.Lock()
 
 
-class Cia402Drive(Cia402PdoMapping, Cia402BringUp, CommandedActuator):
+class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
     """A CiA 402 drive on a CANopen node (see the module docstring for the documents followed)."""
 
     TYPE_NAME = "rospy_control/Cia402Drive"
@@ -182,9 +182,8 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, CommandedActuator):
         # channel-thread state
         self._vals: Dict[Tuple[int, int], int] = {}
         self._emcy: Optional[co.Emcy] = None
-        self._last_hb = 0.0
-        self._hb_silence = 0.0
-        self._last_end = 0.0
+        #: the drive's heartbeat, consumed as CiA 301 says: lost after heartbeat_timeout of silence
+        self._heartbeat = StreamWatch("heartbeat", heartbeat, self.heartbeat_timeout)
         self._exit_sent = False
         self._event_sent: Dict[int, Tuple[bytes, float]] = {}
         self._err = 0
@@ -335,9 +334,6 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, CommandedActuator):
     def activate(self, now: float, enable: bool, fault_timeout: float, period: Optional[float] = None,
                  command_timeout: float = 0.0) -> None:
         super().activate(now, enable, fault_timeout, period, command_timeout)
-        self._last_hb = now
-        self._hb_silence = 0.0
-        self._last_end = now
         if enable and self._bus is not None:
             self._start_worker(first=True)
 
@@ -404,12 +400,9 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, CommandedActuator):
         if self._awaiting or self._probing:
             self.judge(now, on_time)
         # heartbeat consumer: silence counted only over cycles in which the host ran on time
-        if on_time:
-            self._hb_silence += now - self._last_end
-        self._last_end = now
-        if (self.heartbeat > 0 and self._phase == RUNNING and not self._fault
-                and self._hb_silence > self.heartbeat_timeout):
-            silence = 1000.0 * self._hb_silence
+        lost = self.lost_stream(now, on_time)
+        if self.heartbeat > 0 and self._phase == RUNNING and not self._fault and lost is not None:
+            silence = 1000.0 * lost.silence
             self.set_fault(f"CANopen node {self.node_id}: no heartbeat for {silence:.0f} ms "
                            f"(heartbeat_timeout {1000.0 * self.heartbeat_timeout:.0f} ms)")
         fault = self._fault
@@ -438,10 +431,10 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, CommandedActuator):
     def on_probe_start(self, now: float) -> None:
         if self._worker is not None and self._worker.is_alive():
             return   # a start-up or reset still runs: this probe takes its outcome
-        if self.heartbeat > 0 and self._hb_silence > self.heartbeat_timeout:
+        if self.heartbeat > 0 and self._heartbeat.silence > self.heartbeat_timeout:
             # silence counted over on-time cycles only: a late host is not a dead drive
             self._probe_error = (f"reset failed: CANopen node {self.node_id} sends no heartbeat (none for "
-                                 f"{1000.0 * self._hb_silence:.0f} ms)")
+                                 f"{1000.0 * self._heartbeat.silence:.0f} ms)")
             return
         rebooted, self._rebooted = self._rebooted, False
         self._start_worker(first=rebooted)
@@ -450,9 +443,12 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, CommandedActuator):
         super().on_probe_failed()
         self._phase = IDLE
 
+    def streams(self) -> Tuple[StreamWatch, ...]:
+        return (self._heartbeat,)
+
     def on_recovered(self, now: float) -> None:
         super().on_recovered(now)
-        self._hb_silence = 0.0
+        self._heartbeat.heard(now)
 
     def _recovery_command(self) -> _Cmd:
         # hold the measured position, where the drive was enabled, until the caller commands again

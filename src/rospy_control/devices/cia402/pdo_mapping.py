@@ -63,6 +63,7 @@ class Cia402PdoMapping:
     _tpdos_heard: int
     _vals: Dict[Tuple[int, int], int]
     _watchdog: Any
+    _heartbeat: Any
     got_reply: Any
     report_error: Any
 
@@ -195,8 +196,7 @@ class Cia402PdoMapping:
             return 0
         n = self.node_id
         if arb_id == co.HEARTBEAT_BASE + n and len(data) >= 1:
-            self._last_hb = now
-            self._hb_silence = 0.0
+            self._heartbeat.heard(now)
             self._hb_state = data[0]
             if data[0] == co.NMT_BOOTUP and self._phase != CONFIGURING:
                 self._rebooted = True

@@ -11,7 +11,7 @@ from typing import Callable, ClassVar, Optional, Tuple
 
 from rospy_control.devices.actuator import ControlMode
 from rospy_control.devices.odrive import codec as od
-from rospy_control.devices.request_reply import RequestReplyActuator
+from rospy_control.devices.streamed import StreamedStateActuator, StreamWatch
 
 __all__ = ["OdriveCyclicState"]
 
@@ -30,7 +30,7 @@ _ARMING = 1    # start-up / probe sequence sent, closed loop not confirmed yet
 _RUN = 2       # closed loop confirmed
 
 
-class OdriveCyclicState(RequestReplyActuator):
+class OdriveCyclicState(StreamedStateActuator):
     """The receive side of :class:`.device.OdriveAxis`."""
 
     # the axis's (declared for the type checker)
@@ -58,6 +58,11 @@ class OdriveCyclicState(RequestReplyActuator):
     _state_requested: bool
     _axis_state: int
     _send_sequence_again: Callable[[float], None]
+    error_name: Callable[[int], str]
+    _temp: Optional[float]
+    #: any frame of the axis (expected every encoder period) and its heartbeat
+    _frames: StreamWatch
+    _heartbeat: StreamWatch
 
     @property
     def axis_state(self) -> str:
@@ -89,8 +94,7 @@ class OdriveCyclicState(RequestReplyActuator):
                 self.bad_frames += 1
                 return 0
             self.heartbeats += 1
-            self._last_hb = now
-            self._hb_streak = 0
+            self._heartbeat.heard(now)
             self._on_heartbeat(hb, now)
         elif cmd_id == 0x1C and self.firmware == od.V06:     # Get_Torques: target, estimate (N.m motor)
             if len(data) < 8:
@@ -117,8 +121,7 @@ class OdriveCyclicState(RequestReplyActuator):
             self._eff = self.direction * t
         else:
             return 0
-        self._last_frame = now
-        self._frame_streak = 0
+        self._frames.heard(now)
         self.got_reply(now, state=self._have_encoder)   # a heartbeat before any estimate: no position yet
         return 0
 
@@ -183,25 +186,21 @@ class OdriveCyclicState(RequestReplyActuator):
             return ""
         return f", procedure result {od.PROCEDURE_RESULTS.get(r, str(r))}"
 
+    def streams(self) -> Tuple[StreamWatch, ...]:
+        return (self._frames, self._heartbeat)
+
     def _judge_liveness(self, now: float, on_time: bool) -> None:
+        lost = self.lost_stream(now, on_time)
         if not on_time:
             return      # a late host: this cycle neither counts nor ends a streak
-        period = self._period
-        silent_for = now - self._last_frame
         why = None
-        if silent_for > self.encoder_rate + period:
-            self._frame_streak += 1
-            if self._frame_streak >= self._miss_limit and silent_for >= self._timeout:
-                self.reply_timeouts += 1
-                why = (f"no frame from ODrive node {self.node_id} (heartbeat, encoder estimates) for "
-                       f"{1000.0 * silent_for:.0f} ms (fault_timeout {1000.0 * self._timeout:.0f} ms)")
-        hb_silent = now - self._last_hb
-        hb_limit = max(3.0 * self.heartbeat_rate, self._timeout)
-        if why is None and hb_silent > self.heartbeat_rate + period:
-            self._hb_streak += 1
-            if self._hb_streak >= self._miss_limit and hb_silent >= hb_limit:
-                why = (f"no heartbeat from ODrive node {self.node_id} for {1000.0 * hb_silent:.0f} ms "
-                       f"(heartbeat_rate {1000.0 * self.heartbeat_rate:.0f} ms)")
+        if lost is self._frames:
+            self.reply_timeouts += 1
+            why = (f"no frame from ODrive node {self.node_id} (heartbeat, encoder estimates) for "
+                   f"{1000.0 * lost.silence:.0f} ms (fault_timeout {1000.0 * self._timeout:.0f} ms)")
+        elif lost is self._heartbeat:
+            why = (f"no heartbeat from ODrive node {self.node_id} for {1000.0 * lost.silence:.0f} ms "
+                   f"(heartbeat_rate {1000.0 * self.heartbeat_rate:.0f} ms)")
         if self._probing:
             if why is not None and self._probe_error is None:
                 self._probe_error = "reset failed: " + why

@@ -66,7 +66,8 @@ from rospy_control.devices.odrive import codec as od
 from rospy_control.devices.actuator import Capabilities, ControlMode, MotorState
 from rospy_control.devices.unit import frame_bits
 from rospy_control.devices.odrive.cyclic import _ARMING, _CONTROL_MODE, _RUN, _WAIT, OdriveCyclicState
-from rospy_control.devices.request_reply import Command, Reply
+from rospy_control.devices.command import Command, Reply
+from rospy_control.devices.streamed import StreamWatch
 
 __all__ = ["OdriveAxis"]
 
@@ -135,9 +136,22 @@ class OdriveAxis(OdriveCyclicState):
         self.torque_limit = float(torque_limit)
         self.torque_constant = torque_constant
         # can_id is the node's first id (Set_Axis_State and the setpoints go to node << 5 | cmd)
-        super().__init__(name, od.arbitration_id(node_id, 0), direction, zero_offset, joint,
-                         position_kp=1.0, position_kd=0.0, velocity_kd=0.0, max_temperature=max_temperature,
-                         fault_timeout=fault_timeout, watchdog_mode=watchdog_mode)
+        super().__init__(name, od.arbitration_id(node_id, 0), fault_timeout)
+        # the setpoints carry no gains (the axis keeps its own); kp 1 marks a position-holding command
+        # for the step cap
+        self._init_commanded(f"ODrive axis '{name}'", _LIMP, direction, zero_offset, joint, max_temperature,
+                             watchdog_mode, "position", f"motor {name} command", position_kp=1.0,
+                             position_kd=0.0, velocity_kd=0.0)
+        self._wd.hold = _LIMP
+        self._msg = can.Message(arbitration_id=od.arbitration_id(node_id, 0), is_extended_id=False,
+                                data=bytearray(8))
+        # the encoded frame of the last command object (commands are immutable: same object, same bytes)
+        self._encoded: Tuple[Optional[Command], bytes] = (None, b"")
+        self._enabled = False
+        self._temp: Optional[float] = None
+        self._err = 0
+        self._state = MotorState(name, 0.0, 0.0, 0.0, None, 0, False, ControlMode.NONE,
+                                 ControlMode.NONE, False, "", 0.0, False, 0.0, False)
         # POSITION_RESOLUTION: f32 turns resolve far below anything the step cap is set to
         self._to_turns = self.ratio / _TAU
         self._to_rad = _TAU / self.ratio
@@ -158,11 +172,9 @@ class OdriveAxis(OdriveCyclicState):
         self._hb_since_clear = 0
         self._confirm: Optional[Tuple[ControlMode, int]] = None   # (mode, heartbeats still needed)
         self._estop = False
-        self._last_frame = 0.0
-        self._last_hb = 0.0
         self._have_encoder = False
-        self._frame_streak = 0
-        self._hb_streak = 0
+        self._frames = StreamWatch("frames", self.encoder_rate)
+        self._heartbeat = StreamWatch("heartbeat", self.heartbeat_rate)
         self._axis_error = 0
         self._axis_state = 0
         self._procedure_result: Optional[int] = None
@@ -271,7 +283,7 @@ class OdriveAxis(OdriveCyclicState):
     def error_name(self, code: int) -> str:
         return f"{od.axis_error_text(self.firmware, code)} (axis error 0x{code:08X})"
 
-    # == what RequestReplyActuator asks of a codec (used for the setpoint frames) ============================
+    # == the codec's side (the setpoint frames) ==============================================================
     def encode_command(self, command: Command) -> bytes:
         """The setpoint frame of ``command`` (its id: :meth:`_setpoint_id`)."""
         m = command.mode
@@ -333,8 +345,11 @@ class OdriveAxis(OdriveCyclicState):
                            "(%.0f ms) plus a cycle: using %.0f ms", self.name, 1000.0 * self._timeout,
                            1000.0 * self.encoder_rate, 1000.0 * floor)
             self._timeout = floor
-        self._last_frame = self._last_hb = now
-        self._frame_streak = self._hb_streak = 0
+        self._enabled = False
+        # silence is judged on any frame of the axis against fault_timeout, and on the heartbeat
+        self._frames.limit, self._frames.misses = self._timeout, self._miss_limit
+        self._heartbeat.limit = max(3.0 * self.heartbeat_rate, self._timeout)
+        self._heartbeat.misses = self._miss_limit
         self._start_sequence(now)
 
     def _start_sequence(self, now: float) -> None:
@@ -450,7 +465,7 @@ class OdriveAxis(OdriveCyclicState):
 
     def _next_command(self, now: float) -> Command:
         """The caller's command after the command watchdog and the position-step cap (the bookkeeping of
-        :class:`RequestReplyActuator`, on decoded values)."""
+        :class:`~rospy_control.devices.commanded.CommandedActuator`, on decoded values)."""
         seq, cmd = self._cmd_buf.read_with_sequence()
         if self._wd.observe(now, seq) and self._wd.active:
             self._wd_release()
@@ -489,12 +504,14 @@ class OdriveAxis(OdriveCyclicState):
         self._confirm = None
 
     def on_probe_start(self, now: float) -> None:
-        super().on_probe_start(now)
-        self._frame_streak = self._hb_streak = 0
+        self._enabled = False
+        self._err = 0
+        self._frames.streak = self._heartbeat.streak = 0
         self._start_sequence(now)
 
     def on_probe_failed(self) -> None:
         super().on_probe_failed()
+        self._enabled = False
         self._phase = _ARMING
 
     def on_recovered(self, now: float) -> None:
