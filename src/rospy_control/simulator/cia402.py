@@ -60,6 +60,7 @@ from rospy_control.simulator.cia402_comm import Cia402Communication
 from rospy_control.simulator.cia402_od import DEFAULT_RPDOS, DEFAULT_TPDOS, Key, OdEntry
 from rospy_control.simulator.device import Impedance
 from rospy_control.simulator.joint import JointModel
+from rospy_control.simulator.physics import move, steps_due
 
 __all__ = ["SimulatedCia402Drive", "DEFAULT_RPDOS", "DEFAULT_TPDOS", "Cia402Peer", "peer_for_unit",
            "DEVICE_FAULTS"]
@@ -233,25 +234,14 @@ class SimulatedCia402Drive(Cia402Communication):
         if self.t is None:
             self.t = now
             return
-        n = int((now - self.t) / dt)
+        n, self.t = steps_due(self.t, now, dt)
         if n > 0:
-            if n > 2000:
-                n = 2000
-                self.t = now - n * dt
             h = dt / self.inertia
             f_imp = self.friction * h
             for _ in range(n):
                 self.tau = self._torque()
                 v = (self.v + h * self.tau) / (1.0 + h * self.damping)
-                if v > f_imp:
-                    v -= f_imp
-                elif v < -f_imp:
-                    v += f_imp
-                else:
-                    v = 0.0
-                self.v = v
-                self.q += v * dt
-            self.t += n * dt
+                self.q, self.v = move(self.q, v, dt, f_imp)
         if (self.state == State.FAULT_REACTION_ACTIVE and self._fault_reaction_until is not None
                 and now >= self._fault_reaction_until):
             self.state = State.FAULT

@@ -29,6 +29,7 @@ from typing import Any, Callable, List, Optional
 import can
 
 from rospy_control.simulator.device import Impedance, PhysicalState, SimulatedDevice
+from rospy_control.simulator.physics import MAX_STEPS, move, steps_due
 
 __all__ = ["JointModel", "SimulatedProtocolMotor"]
 
@@ -48,7 +49,7 @@ class JointModel:
     """
 
     #: steps integrated at most per call (a long silence is not caught up over seconds)
-    MAX_STEPS = 2000
+    MAX_STEPS = MAX_STEPS
 
     def __init__(self, inertia: float = 0.01, damping: float = 0.05, friction: float = 0.05,
                  torque_limit: float = 1e9, stop_min: float = -1e9, stop_max: float = 1e9,
@@ -94,20 +95,12 @@ class JointModel:
                 step: Optional[Callable[[float, float, float], None]] = None) -> None:
         """Integrate up to ``now`` in steps of ``dt`` under the torque law ``law(p, v)``; ``step(p, v,
         dt)`` is called before ``law`` at every step (the device's own controller state)."""
-        t = self.t
-        if t is None:
-            self.t = now
-            return
-        n = int((now - t) / dt)
-        if n <= 0:
+        n, self.t = steps_due(self.t, now, dt, self.MAX_STEPS)
+        if n == 0:
             return
         gravity = self.gravity
         if gravity is not None:
             gravity.refresh(now)
-        if n > self.MAX_STEPS:
-            n = self.MAX_STEPS
-            t = now - n * dt
-        self.t = t + n * dt
         p, v, tau = self.p, self.v, self.tau
         J, b, f_imp = self.inertia, self.damping, self.friction * dt / self.inertia
         h = dt / J
@@ -134,19 +127,7 @@ class JointModel:
                 else:
                     tau = lim if tau > 0 else -lim
                     v = (v + h * (tau + load)) * inv_free
-            if v > f_imp:
-                v -= f_imp
-            elif v < -f_imp:
-                v += f_imp
-            else:
-                v = 0.0
-            p += v * dt
-            if p < smin:
-                p = smin
-                v = max(v, 0.0)
-            elif p > smax:
-                p = smax
-                v = min(v, 0.0)
+            p, v = move(p, v, dt, f_imp, smin, smax)
         self.p, self.v, self.tau = p, v, tau
 
 
