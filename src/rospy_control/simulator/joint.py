@@ -31,7 +31,7 @@ import can
 from rospy_control.simulator.device import Impedance, PhysicalState, SimulatedDevice
 from rospy_control.simulator.physics import MAX_STEPS, move, steps_due
 
-__all__ = ["JointModel", "SimulatedProtocolMotor"]
+__all__ = ["JointModel", "DevicePeer", "SimulatedProtocolMotor"]
 
 
 def _no_zero() -> float:
@@ -131,21 +131,18 @@ class JointModel:
         self.p, self.v, self.tau = p, v, tau
 
 
-class SimulatedProtocolMotor:
-    """A :class:`SimulatedDevice` driving a :class:`JointModel` (see the module docstring)."""
+class DevicePeer:
+    """What every peer (:mod:`.peers`) reads from its simulated device and its joint: ``name``,
+    ``frames`` and ``latency`` are those of :attr:`device`, ``joint_position()`` that of :attr:`joint`."""
 
-    def __init__(self, device: SimulatedDevice, joint: JointModel) -> None:
-        self.device = device
-        self.joint = joint
-        joint.zero = device.zero_position
+    #: the simulated device answering the frames
+    device: Any
+    #: the joint it moves
+    joint: JointModel
 
     @property
     def name(self) -> str:
         return self.device.name
-
-    @property
-    def fault(self) -> Optional[str]:
-        return self.device.fault
 
     @property
     def frames(self) -> int:
@@ -154,6 +151,22 @@ class SimulatedProtocolMotor:
     @property
     def latency(self) -> Optional[float]:
         return self.device.latency
+
+    def joint_position(self) -> float:
+        return self.joint.joint_position()
+
+
+class SimulatedProtocolMotor(DevicePeer):
+    """A :class:`SimulatedDevice` driving a :class:`JointModel` (see the module docstring)."""
+
+    def __init__(self, device: SimulatedDevice, joint: JointModel) -> None:
+        self.device = device
+        self.joint = joint
+        joint.zero = device.zero_position
+
+    @property
+    def fault(self) -> Optional[str]:
+        return self.device.fault
 
     @property
     def faults(self):
@@ -167,9 +180,6 @@ class SimulatedProtocolMotor:
 
     def clear_fault(self) -> None:
         self.device.clear_fault()
-
-    def joint_position(self) -> float:
-        return self.joint.joint_position()
 
     def advance(self, now: float, dt: float) -> None:
         self.joint.advance(now, dt, self.device.impedance, self.device.step)

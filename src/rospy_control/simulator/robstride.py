@@ -44,7 +44,7 @@ import can
 
 from rospy_control.devices.robstride import codec as rs
 from rospy_control.simulator.device import Impedance
-from rospy_control.simulator.joint import JointModel
+from rospy_control.simulator.joint import DevicePeer, JointModel
 from rospy_control.simulator.physics import move, steps_due
 
 __all__ = ["SimulatedRobStride", "RobStridePeer", "peer_for_unit", "FAULT_SWITCHES"]
@@ -371,7 +371,7 @@ class _JointDriven(SimulatedRobStride):
         return
 
 
-class RobStridePeer:
+class RobStridePeer(DevicePeer):
     """A :class:`SimulatedRobStride` on a :class:`JointModel`: the peer shape the simulated firmware
     drives (:mod:`rospy_control.simulator.peers`).
 
@@ -388,18 +388,6 @@ class RobStridePeer:
         self.host_id = host_id
         self.fault: Optional[str] = None
         self.fault_value: Optional[float] = None
-
-    @property
-    def name(self) -> str:
-        return self.device.name
-
-    @property
-    def frames(self) -> int:
-        return self.device.frames
-
-    @property
-    def latency(self) -> Optional[float]:
-        return self.device.latency
 
     @property
     def faults(self) -> Tuple[str, ...]:
@@ -431,9 +419,6 @@ class RobStridePeer:
 
     def _zero(self) -> float:
         return self.device.zero_shift
-
-    def joint_position(self) -> float:
-        return self.joint.joint_position()
 
     def _advance(self, now: float, dt: float) -> None:
         dev, j = self.device, self.joint
