@@ -68,13 +68,13 @@ from typing import Any, Deque, List, Optional, Sequence, Tuple
 import numpy as np
 
 from rospy_control.controller_interface import Controller
-from rospy_control.controllers._common import joint_list_param
-from rospy_control.controllers._jtc_common import number_param, trajectory_joint_facts
+from rospy_control.controllers._jtc_common import (
+    joints_fault, number_param, trajectory_joint_facts, trajectory_joint_names,
+)
 from rospy_control.controllers.joint_trajectory_controller import (
     DEFAULT_ACTION_MONITOR_RATE, DEFAULT_STATE_PUBLISH_RATE, TrajectoryRosApi,
 )
 from rospy_control.exceptions import ConfigError
-from rospy_control.hardware_interface import joint_fault_text
 from rospy_control.hardware_interface.joint_trajectory_interface import (
     ExecutionReport, ExecutionState, JointTrajectoryInterface, TrajectoryDevice, TrajectoryPointData,
     TrajectoryRequest,
@@ -179,10 +179,7 @@ class JointTrajectoryController(Controller):
 
     # ------------------------------------------------------------------------------ init
     def init(self, hw, root_nh, controller_nh) -> bool:
-        names = joint_list_param(controller_nh)
-        if len(set(names)) != len(names):
-            raise ConfigError(f"Parameter 'joints' contains duplicated names: {names}",
-                              controller_nh.resolve_name("joints"))
+        names = trajectory_joint_names(controller_nh)
         self.joint_names: List[str] = names
         types, limits = trajectory_joint_facts(root_nh, names)
         self._continuous = np.array([types[n] == "continuous" for n in names], dtype=bool)
@@ -230,11 +227,7 @@ class JointTrajectoryController(Controller):
 
     def hardware_fault(self) -> Optional[str]:
         """Why one of the joints cannot move (its state handle reports a fault), else None."""
-        for name, handle in zip(self.joint_names, self.handles):
-            fault = handle.get_fault()
-            if fault is not None:
-                return joint_fault_text(name, fault)
-        return None
+        return joints_fault(self.joint_names, self.handles)
 
     # ------------------------------------------------------------------------------ callbacks side
     def submit(self, trajectory: Any, gh: Any, goal: Any) -> Tuple[int, str]:
