@@ -1,5 +1,7 @@
 """Private helpers of the joint trajectory and gripper action controllers.
 
+* :func:`trajectory_joint_names` -- the ``joints`` parameter, each name once; :func:`joints_fault` --
+  why one of the claimed joints cannot move;
 * :func:`urdf_joint_types` -- joint types from ``robot_description`` (searched from ``root_nh`` up,
   as ros_controllers' ``getUrdf``);
 * :func:`trajectory_joint_facts` -- the same types plus the
@@ -18,10 +20,11 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
-from rospy_control.controllers._common import PublishRate
+from rospy_control.controllers._common import PublishRate, joint_list_param
 from rospy_control.exceptions import ConfigError, ControllerError, JointLimitsError
+from rospy_control.hardware_interface import joint_fault_text
 from rospy_control.joint_limits import JointLimits, params as limit_params
 from rospy_control.log import Throttle, get_logger
 from rospy_control.realtime import join_thread, start_thread
@@ -30,8 +33,8 @@ from rospy_control.urdf import UrdfJoint, load_robot_description
 
 logger = get_logger(__name__)
 
-__all__ = ["urdf_joint_types", "trajectory_joint_facts", "number_param", "DeferredPublisher",
-           "PeriodicWorker", "control_msgs_module"]
+__all__ = ["urdf_joint_types", "trajectory_joint_facts", "trajectory_joint_names", "joints_fault",
+           "number_param", "DeferredPublisher", "PeriodicWorker", "control_msgs_module"]
 
 
 def control_msgs_module(kind: str = "msg") -> Any:
@@ -57,6 +60,24 @@ def number_param(nh, key: str, default: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(float(value)):
         raise ConfigError(f"Parameter '{key}' must be a finite number, got {value!r}", nh.resolve_name(key))
     return float(value)
+
+
+def trajectory_joint_names(controller_nh) -> List[str]:
+    """The ``joints`` parameter of a trajectory controller.  :raises ConfigError: a name given twice."""
+    names = joint_list_param(controller_nh)
+    if len(set(names)) != len(names):
+        raise ConfigError(f"Parameter 'joints' contains duplicated names: {names}",
+                          controller_nh.resolve_name("joints"))
+    return names
+
+
+def joints_fault(joint_names: Sequence[str], handles: Sequence[Any]) -> Optional[str]:
+    """Why one of the joints cannot move (its handle reports a fault), else None."""
+    for name, handle in zip(joint_names, handles):
+        fault = handle.get_fault()
+        if fault is not None:
+            return joint_fault_text(name, fault)
+    return None
 
 
 def urdf_joint_types(root_nh, joint_names: Sequence[str], param: str = "robot_description") -> Dict[str, str]:

@@ -145,8 +145,9 @@ from typing import Any, List, Optional, Sequence
 import numpy as np
 
 from rospy_control.controller_interface import Controller
-from rospy_control.controllers._common import joint_list_param
-from rospy_control.controllers._jtc_common import number_param, trajectory_joint_facts, urdf_joint_types
+from rospy_control.controllers._jtc_common import (
+    joints_fault, number_param, trajectory_joint_facts, trajectory_joint_names, urdf_joint_types,
+)
 from rospy_control.controllers.pid import Pid
 from rospy_control.controllers.trajectory_ros_api import (
     DEFAULT_ACTION_MONITOR_RATE, DEFAULT_STATE_PUBLISH_RATE, TrajectoryRosApi,
@@ -154,7 +155,7 @@ from rospy_control.controllers.trajectory_ros_api import (
 from rospy_control.exceptions import ConfigError
 from rospy_control.hardware_interface import (
     EffortJointInterface, JointHandle, PositionJointInterface, PosVelAccJointInterface, PosVelJointInterface,
-    VelocityJointInterface, joint_fault_text,
+    VelocityJointInterface,
 )
 from rospy_control.log import get_logger
 from rospy_control.trajectory import PATH_TOLERANCE_VIOLATED, TrajectoryExecutor
@@ -204,10 +205,7 @@ class JointTrajectoryController(Controller):
     SYNCHRONOUS: Optional[bool] = None
 
     def init(self, hw, root_nh, controller_nh) -> bool:
-        names = joint_list_param(controller_nh)
-        if len(set(names)) != len(names):
-            raise ConfigError(f"Parameter 'joints' contains duplicated names: {names}",
-                              controller_nh.resolve_name("joints"))
+        names = trajectory_joint_names(controller_nh)
         self.joint_names: List[str] = names
         types, limits = trajectory_joint_facts(root_nh, names)
         continuous = [types[name] == "continuous" for name in names]
@@ -241,11 +239,7 @@ class JointTrajectoryController(Controller):
 
     def hardware_fault(self) -> Optional[str]:
         """Why one of this controller's joints cannot move (its hardware is in fault), else None."""
-        for name, handle in zip(self.joint_names, self.handles):
-            fault = handle.get_fault()
-            if fault is not None:
-                return joint_fault_text(name, fault)
-        return None
+        return joints_fault(self.joint_names, self.handles)
 
     def update(self, time: float, period: float) -> None:
         data = self._data

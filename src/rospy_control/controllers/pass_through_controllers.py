@@ -63,18 +63,18 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import Any, Deque, List, Optional, Tuple
+from typing import Any, Deque, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from rospy_control.controller_interface import Controller
-from rospy_control.controllers._common import joint_list_param
-from rospy_control.controllers._jtc_common import number_param, trajectory_joint_facts
+from rospy_control.controllers._jtc_common import (
+    joints_fault, number_param, trajectory_joint_facts, trajectory_joint_names,
+)
 from rospy_control.controllers.joint_trajectory_controller import (
     DEFAULT_ACTION_MONITOR_RATE, DEFAULT_STATE_PUBLISH_RATE, TrajectoryRosApi,
 )
 from rospy_control.exceptions import ConfigError
-from rospy_control.hardware_interface import joint_fault_text
 from rospy_control.hardware_interface.joint_trajectory_interface import (
     ExecutionReport, ExecutionState, JointTrajectoryInterface, TrajectoryDevice, TrajectoryPointData,
     TrajectoryRequest,
@@ -128,50 +128,35 @@ class _DeviceGoal:
 class PassThroughRosApi(TrajectoryRosApi):
     """The joint_trajectory_controller's ROS API with the device in the loop (see the module)."""
 
+    _logger = logger
+
     def __init__(self, controller: "JointTrajectoryController", executor: TrajectoryExecutor, nh,
                  state_publish_rate: float, action_monitor_rate: float, synchronous: Optional[bool]) -> None:
         self.controller = controller
         super().__init__(executor, nh, state_publish_rate, action_monitor_rate, synchronous,
                          fault_check=controller.hardware_fault)
 
-    def monitor(self) -> None:
-        """Relay goal outcomes decided by the loop; feedback for the active goal (monitor thread)."""
-        with self._goal_lock:  # see TrajectoryRosApi.monitor for the lock order
-            events = self.controller.drain_outcomes()
-            rec = self.executor.active_goal_key
-            gh = rec.key if isinstance(rec, _DeviceGoal) else None
-            fb = self.executor.feedback() if gh is not None else None
-        self._apply_events(events)
-        if gh is not None and fb is not None:
-            gh.publish_feedback(self._fill(self._msgs.FollowJointTrajectoryFeedback(), fb))
+    def _poll_goals(self) -> Tuple[Sequence[Any], Any, Any]:
+        """Goal outcomes decided by the loop; the active goal's handle and feedback (monitor thread,
+        ``_goal_lock`` held: see TrajectoryRosApi.monitor for the lock order)."""
+        events = self.controller.drain_outcomes()
+        rec = self.executor.active_goal_key
+        gh = rec.key if isinstance(rec, _DeviceGoal) else None
+        fb = self.executor.feedback() if gh is not None else None
+        return events, gh, fb
 
     def _on_command(self, msg: Any) -> None:
-        fault = self._fault()
-        if fault is not None:
-            if self._throttle.ready("command_fault"):
-                logger.error("%s: trajectory command ignored: %s", self.nh.namespace, fault)
+        if self._command_refused():
             return
         code, text = self.controller.submit(msg, None, None)
         if code != 0 and self._throttle.ready("command_refused"):
             logger.error("%s: trajectory command not executed: %s", self.nh.namespace, text)
 
-    def _on_goal(self, gh: Any) -> None:
-        goal = gh.get_goal()
-        with self._goal_lock:
-            fault = self._fault()
-            if fault is not None:
-                text = f"Cannot execute the goal: {fault}"
-                gh.set_rejected(self._result(INVALID_GOAL, text), text)
-                return
-            try:
-                code, text = self.controller.submit(getattr(goal, "trajectory", None), gh, goal)
-            except Exception as err:  # noqa: BLE001 - a malformed goal must get an answer, not stay PENDING
-                logger.exception("Could not process trajectory goal")
-                code, text = INVALID_GOAL, f"Could not process the goal: {err}"
-            if code != 0:
-                gh.set_rejected(self._result(code, text), text)
-                return
-            gh.set_accepted()
+    def _submit_goal(self, goal: Any, gh: Any) -> Tuple[int, str]:
+        return self.controller.submit(getattr(goal, "trajectory", None), gh, goal)
+
+    def _goal_accepted(self) -> None:
+        """Nothing to relay: the loop decides every outcome, the monitor relays it."""
 
     def _on_cancel(self, gh: Any) -> None:
         with self._goal_lock:
@@ -194,10 +179,7 @@ class JointTrajectoryController(Controller):
 
     # ------------------------------------------------------------------------------ init
     def init(self, hw, root_nh, controller_nh) -> bool:
-        names = joint_list_param(controller_nh)
-        if len(set(names)) != len(names):
-            raise ConfigError(f"Parameter 'joints' contains duplicated names: {names}",
-                              controller_nh.resolve_name("joints"))
+        names = trajectory_joint_names(controller_nh)
         self.joint_names: List[str] = names
         types, limits = trajectory_joint_facts(root_nh, names)
         self._continuous = np.array([types[n] == "continuous" for n in names], dtype=bool)
@@ -245,11 +227,7 @@ class JointTrajectoryController(Controller):
 
     def hardware_fault(self) -> Optional[str]:
         """Why one of the joints cannot move (its state handle reports a fault), else None."""
-        for name, handle in zip(self.joint_names, self.handles):
-            fault = handle.get_fault()
-            if fault is not None:
-                return joint_fault_text(name, fault)
-        return None
+        return joints_fault(self.joint_names, self.handles)
 
     # ------------------------------------------------------------------------------ callbacks side
     def submit(self, trajectory: Any, gh: Any, goal: Any) -> Tuple[int, str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import deque
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, Tuple
 
 from rospy_control.controllers._common import PublishRate, to_stamp
 from rospy_control.controllers._jtc_common import DeferredPublisher, PeriodicWorker, control_msgs_module
@@ -44,7 +44,13 @@ class TrajectoryRosApi:
     :param action_monitor_rate: Hz of result/feedback relaying.
     :param synchronous: None: as ``nh.SYNCHRONOUS_REALTIME_PUBLISH``; True: publish ``state`` and
         relay goal events from :meth:`on_update` (deterministic tests); False: threads.
+
+    A subclass that decides goals elsewhere (the pass-through controller: its device and its loop)
+    overrides :meth:`_poll_goals`, :meth:`_submit_goal` and :meth:`_goal_accepted`; ``_logger`` is the
+    logger it reports through.
     """
+
+    _logger = logger
 
     def __init__(self, executor: TrajectoryExecutor, nh,
                  state_publish_rate: float = DEFAULT_STATE_PUBLISH_RATE,
@@ -130,12 +136,18 @@ class TrajectoryRosApi:
         events is relayed": ``_on_goal`` accepts and marks a goal accepted in one critical section.
         """
         with self._goal_lock:
-            events = self.executor.poll_events()
-            gh = self.executor.active_goal_key
-            fb = self.executor.feedback() if gh is not None else None
+            events, gh, fb = self._poll_goals()
         self._apply_events(events)
         if gh is not None and fb is not None:
             gh.publish_feedback(self._fill(self._msgs.FollowJointTrajectoryFeedback(), fb))
+
+    def _poll_goals(self) -> Tuple[Sequence[Any], Any, Any]:
+        """Under ``_goal_lock``: the goal events to relay, the active goal's handle (None: no action goal
+        active) and its feedback."""
+        events = self.executor.poll_events()
+        gh = self.executor.active_goal_key
+        fb = self.executor.feedback() if gh is not None else None
+        return events, gh, fb
 
     def _relay_events(self) -> None:
         """Inside an actionlib callback (its server lock and ``_goal_lock`` held): relay at once."""
@@ -159,11 +171,17 @@ class TrajectoryRosApi:
     def _fault(self) -> Optional[str]:
         return self.fault_check() if self.fault_check is not None else None
 
-    def _on_command(self, msg: Any) -> None:
+    def _command_refused(self) -> bool:
+        """True (with a throttled error) while a hardware fault makes a ``command`` ignored."""
         fault = self._fault()
-        if fault is not None:
-            if self._throttle.ready("command_fault"):
-                logger.error("%s: trajectory command ignored: %s", self.nh.namespace, fault)
+        if fault is None:
+            return False
+        if self._throttle.ready("command_fault"):
+            self._logger.error("%s: trajectory command ignored: %s", self.nh.namespace, fault)
+        return True
+
+    def _on_command(self, msg: Any) -> None:
+        if self._command_refused():
             return
         code, _ = self.executor.accept(msg)  # logs its own (throttled) warning on rejection
         if code == 0:
@@ -180,15 +198,24 @@ class TrajectoryRosApi:
                 gh.set_rejected(self._result(INVALID_GOAL, text), text)
                 return
             try:
-                code, text = self.executor.accept_goal(goal, gh)
+                code, text = self._submit_goal(goal, gh)
             except Exception as err:  # noqa: BLE001 - a malformed goal must get an answer, not stay PENDING
-                logger.exception("Could not process trajectory goal")
+                self._logger.exception("Could not process trajectory goal")
                 code, text = INVALID_GOAL, f"Could not process the goal: {err}"
             if code != 0:
                 gh.set_rejected(self._result(code, text), text)
                 return
             gh.set_accepted()
-            self._relay_events()
+            self._goal_accepted()
+
+    def _submit_goal(self, goal: Any, gh: Any) -> Tuple[int, str]:
+        """Validate ``goal`` (handle ``gh``) and execute it: ``(code, error_string)``, 0 = accepted."""
+        return self.executor.accept_goal(goal, gh)
+
+    def _goal_accepted(self) -> None:
+        """Right after a goal is accepted (actionlib's lock and ``_goal_lock`` held): the goal it
+        replaces learns at once that it was preempted."""
+        self._relay_events()
 
     def _on_cancel(self, gh: Any) -> None:
         with self._goal_lock:

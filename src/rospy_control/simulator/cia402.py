@@ -59,7 +59,8 @@ from rospy_control.devices.cia402.codec import State
 from rospy_control.simulator.cia402_comm import Cia402Communication
 from rospy_control.simulator.cia402_od import DEFAULT_RPDOS, DEFAULT_TPDOS, Key, OdEntry
 from rospy_control.simulator.device import Impedance
-from rospy_control.simulator.joint import JointModel
+from rospy_control.simulator.joint import DevicePeer, JointModel
+from rospy_control.simulator.physics import move, steps_due
 
 __all__ = ["SimulatedCia402Drive", "DEFAULT_RPDOS", "DEFAULT_TPDOS", "Cia402Peer", "peer_for_unit",
            "DEVICE_FAULTS"]
@@ -233,25 +234,14 @@ class SimulatedCia402Drive(Cia402Communication):
         if self.t is None:
             self.t = now
             return
-        n = int((now - self.t) / dt)
+        n, self.t = steps_due(self.t, now, dt)
         if n > 0:
-            if n > 2000:
-                n = 2000
-                self.t = now - n * dt
             h = dt / self.inertia
             f_imp = self.friction * h
             for _ in range(n):
                 self.tau = self._torque()
                 v = (self.v + h * self.tau) / (1.0 + h * self.damping)
-                if v > f_imp:
-                    v -= f_imp
-                elif v < -f_imp:
-                    v += f_imp
-                else:
-                    v = 0.0
-                self.v = v
-                self.q += v * dt
-            self.t += n * dt
+                self.q, self.v = move(self.q, v, dt, f_imp)
         if (self.state == State.FAULT_REACTION_ACTIVE and self._fault_reaction_until is not None
                 and now >= self._fault_reaction_until):
             self.state = State.FAULT
@@ -422,7 +412,7 @@ DEVICE_FAULTS: Dict[str, Tuple[int, int]] = {
 }
 
 
-class Cia402Peer:
+class Cia402Peer(DevicePeer):
     """A :class:`SimulatedCia402Drive` on a :class:`~.joint.JointModel`: the peer shape of
     :mod:`.peers` (``listen_ids``, ``handle_frame``, ``tick``, ``set_fault`` / ``clear_fault``,
     ``faults``, ``joint_position``).
@@ -440,7 +430,7 @@ class Cia402Peer:
     """
 
     def __init__(self, drive: SimulatedCia402Drive, joint: JointModel) -> None:
-        self.drive = drive
+        self.drive = self.device = drive   # the drive is the device the peer reads (DevicePeer)
         self.joint = joint
         drive.inertia = joint.inertia
         drive.damping = joint.damping
@@ -452,20 +442,8 @@ class Cia402Peer:
             [(co.rpdo_cob_id(i, n), False) for i in range(1, 5)]
 
     @property
-    def name(self) -> str:
-        return self.drive.name
-
-    @property
     def fault(self) -> Optional[str]:
         return self._fault
-
-    @property
-    def frames(self) -> int:
-        return self.drive.frames
-
-    @property
-    def latency(self) -> Optional[float]:
-        return self.drive.latency
 
     @property
     def faults(self) -> Tuple[str, ...]:
@@ -493,9 +471,6 @@ class Cia402Peer:
             self.drive.fault = None
         self.drive.remove_fault()
         self._fault = None
-
-    def joint_position(self) -> float:
-        return self.joint.joint_position()
 
     def _law(self, p: float, v: float) -> Optional[Impedance]:
         d = self.drive

@@ -29,8 +29,9 @@ from typing import Any, Callable, List, Optional
 import can
 
 from rospy_control.simulator.device import Impedance, PhysicalState, SimulatedDevice
+from rospy_control.simulator.physics import MAX_STEPS, move, steps_due
 
-__all__ = ["JointModel", "SimulatedProtocolMotor"]
+__all__ = ["JointModel", "DevicePeer", "SimulatedProtocolMotor"]
 
 
 def _no_zero() -> float:
@@ -48,7 +49,7 @@ class JointModel:
     """
 
     #: steps integrated at most per call (a long silence is not caught up over seconds)
-    MAX_STEPS = 2000
+    MAX_STEPS = MAX_STEPS
 
     def __init__(self, inertia: float = 0.01, damping: float = 0.05, friction: float = 0.05,
                  torque_limit: float = 1e9, stop_min: float = -1e9, stop_max: float = 1e9,
@@ -94,20 +95,12 @@ class JointModel:
                 step: Optional[Callable[[float, float, float], None]] = None) -> None:
         """Integrate up to ``now`` in steps of ``dt`` under the torque law ``law(p, v)``; ``step(p, v,
         dt)`` is called before ``law`` at every step (the device's own controller state)."""
-        t = self.t
-        if t is None:
-            self.t = now
-            return
-        n = int((now - t) / dt)
-        if n <= 0:
+        n, self.t = steps_due(self.t, now, dt, self.MAX_STEPS)
+        if n == 0:
             return
         gravity = self.gravity
         if gravity is not None:
             gravity.refresh(now)
-        if n > self.MAX_STEPS:
-            n = self.MAX_STEPS
-            t = now - n * dt
-        self.t = t + n * dt
         p, v, tau = self.p, self.v, self.tau
         J, b, f_imp = self.inertia, self.damping, self.friction * dt / self.inertia
         h = dt / J
@@ -134,37 +127,22 @@ class JointModel:
                 else:
                     tau = lim if tau > 0 else -lim
                     v = (v + h * (tau + load)) * inv_free
-            if v > f_imp:
-                v -= f_imp
-            elif v < -f_imp:
-                v += f_imp
-            else:
-                v = 0.0
-            p += v * dt
-            if p < smin:
-                p = smin
-                v = max(v, 0.0)
-            elif p > smax:
-                p = smax
-                v = min(v, 0.0)
+            p, v = move(p, v, dt, f_imp, smin, smax)
         self.p, self.v, self.tau = p, v, tau
 
 
-class SimulatedProtocolMotor:
-    """A :class:`SimulatedDevice` driving a :class:`JointModel` (see the module docstring)."""
+class DevicePeer:
+    """What every peer (:mod:`.peers`) reads from its simulated device and its joint: ``name``,
+    ``frames`` and ``latency`` are those of :attr:`device`, ``joint_position()`` that of :attr:`joint`."""
 
-    def __init__(self, device: SimulatedDevice, joint: JointModel) -> None:
-        self.device = device
-        self.joint = joint
-        joint.zero = device.zero_position
+    #: the simulated device answering the frames
+    device: Any
+    #: the joint it moves
+    joint: JointModel
 
     @property
     def name(self) -> str:
         return self.device.name
-
-    @property
-    def fault(self) -> Optional[str]:
-        return self.device.fault
 
     @property
     def frames(self) -> int:
@@ -173,6 +151,22 @@ class SimulatedProtocolMotor:
     @property
     def latency(self) -> Optional[float]:
         return self.device.latency
+
+    def joint_position(self) -> float:
+        return self.joint.joint_position()
+
+
+class SimulatedProtocolMotor(DevicePeer):
+    """A :class:`SimulatedDevice` driving a :class:`JointModel` (see the module docstring)."""
+
+    def __init__(self, device: SimulatedDevice, joint: JointModel) -> None:
+        self.device = device
+        self.joint = joint
+        joint.zero = device.zero_position
+
+    @property
+    def fault(self) -> Optional[str]:
+        return self.device.fault
 
     @property
     def faults(self):
@@ -186,9 +180,6 @@ class SimulatedProtocolMotor:
 
     def clear_fault(self) -> None:
         self.device.clear_fault()
-
-    def joint_position(self) -> float:
-        return self.joint.joint_position()
 
     def advance(self, now: float, dt: float) -> None:
         self.joint.advance(now, dt, self.device.impedance, self.device.step)

@@ -10,6 +10,7 @@ from rospy_control.exceptions import ConfigError
 from rospy_control.hardware_config.document import ElementInfo, non_negative, positive, to_float
 from rospy_control.devices.mit import codec as mit
 from rospy_control.simulator.base import SimUnit
+from rospy_control.simulator.physics import move, steps_due
 from rospy_control.devices import Motor
 
 __all__ = ["SimulatedMotor", "CommandStats"]
@@ -132,17 +133,9 @@ class SimulatedMotor(SimUnit):
 
     def advance(self, now: float, dt: float) -> None:
         """Integrate the joint model up to ``now`` in steps of ``dt``."""
-        t = self.t
-        if t is None:
-            self.t = now
+        n, self.t = steps_due(self.t, now, dt)
+        if n == 0:
             return
-        n = int((now - t) / dt)
-        if n <= 0:
-            return
-        if n > 2000:  # long silence: do not spend seconds catching up
-            n = 2000
-            t = now - n * dt
-        self.t = t + n * dt
         gravity = self.gravity
         if gravity is not None:
             gravity.refresh(now)
@@ -168,21 +161,7 @@ class SimulatedMotor(SimUnit):
                     v = (v + h * (tau + load)) * inv_free
             else:
                 v = (v + h * load) * inv_free
-            if v > f_imp:
-                v -= f_imp
-            elif v < -f_imp:
-                v += f_imp
-            else:
-                v = 0.0
-            p += v * dt
-            if p < smin:
-                p = smin
-                if v < 0.0:
-                    v = 0.0
-            elif p > smax:
-                p = smax
-                if v > 0.0:
-                    v = 0.0
+            p, v = move(p, v, dt, f_imp, smin, smax)
         self.p, self.v, self.tau = p, v, tau
 
     def handle(self, data, now: float, dt: float) -> Optional[bytes]:

@@ -44,7 +44,8 @@ import can
 
 from rospy_control.devices.robstride import codec as rs
 from rospy_control.simulator.device import Impedance
-from rospy_control.simulator.joint import JointModel
+from rospy_control.simulator.joint import DevicePeer, JointModel
+from rospy_control.simulator.physics import move, steps_due
 
 __all__ = ["SimulatedRobStride", "RobStridePeer", "peer_for_unit", "FAULT_SWITCHES"]
 
@@ -201,16 +202,9 @@ class SimulatedRobStride:
 
     def advance(self, now: float, dt: float) -> None:
         """Integrate the joint model up to ``now`` in steps of ``dt`` (semi-implicit Euler)."""
-        if self.t is None:
-            self.t = now
+        n, self.t = steps_due(self.t, now, dt)
+        if n == 0:
             return
-        n = int((now - self.t) / dt)
-        if n <= 0:
-            return
-        if n > 2000:
-            n = 2000
-            self.t = now - n * dt
-        self.t += n * dt
         p, v = self.p, self.v
         h = dt / self.inertia
         f_imp = self.friction * h
@@ -219,13 +213,7 @@ class SimulatedRobStride:
         for _ in range(n):
             tau = self._torque(p, v) if running else 0.0
             v = (v + h * tau) / (1.0 + h * self.damping)
-            if v > f_imp:
-                v -= f_imp
-            elif v < -f_imp:
-                v += f_imp
-            else:
-                v = 0.0
-            p += v * dt
+            p, v = move(p, v, dt, f_imp)
         self.p, self.v, self.tau = p, v, tau
 
     # -- frames ----------------------------------------------------------------------------------------------
@@ -383,7 +371,7 @@ class _JointDriven(SimulatedRobStride):
         return
 
 
-class RobStridePeer:
+class RobStridePeer(DevicePeer):
     """A :class:`SimulatedRobStride` on a :class:`JointModel`: the peer shape the simulated firmware
     drives (:mod:`rospy_control.simulator.peers`).
 
@@ -400,18 +388,6 @@ class RobStridePeer:
         self.host_id = host_id
         self.fault: Optional[str] = None
         self.fault_value: Optional[float] = None
-
-    @property
-    def name(self) -> str:
-        return self.device.name
-
-    @property
-    def frames(self) -> int:
-        return self.device.frames
-
-    @property
-    def latency(self) -> Optional[float]:
-        return self.device.latency
 
     @property
     def faults(self) -> Tuple[str, ...]:
@@ -443,9 +419,6 @@ class RobStridePeer:
 
     def _zero(self) -> float:
         return self.device.zero_shift
-
-    def joint_position(self) -> float:
-        return self.joint.joint_position()
 
     def _advance(self, now: float, dt: float) -> None:
         dev, j = self.device, self.joint
