@@ -226,6 +226,16 @@ class CommandedActuator(ActuatorUnit):
         p = self._step_cap.apply(cmd.position, measured)
         return cmd if p == cmd.position else cmd._replace(position=p)
 
+    def _exit_due(self) -> Optional[bool]:
+        """In ``poll``: None while the device runs (or a reset probes it); True on the cycle its exit
+        (disable) frame is due, once per fault; False while it stays faulted (nothing is sent)."""
+        if not self._fault or self._probing:
+            return None
+        if self._exit_sent:
+            return False
+        self._exit_sent = True
+        return True
+
     # -- modes ---------------------------------------------------------------------------------------------
     def request_mode(self, mode: ControlMode) -> None:
         if mode == ControlMode.MIT:

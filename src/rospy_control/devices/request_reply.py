@@ -216,17 +216,17 @@ class RequestReplyActuator(CommandedActuator):
     def poll(self, now: float) -> Optional[can.Message]:
         self._poll_start(now)
         msg = self._msg
-        if self._fault and not self._probing:
-            if not self._exit_sent:
-                self._exit_sent = True
-                # owed if the device answered the last frame (it reported the fault); one that fell
-                # silent will not answer this one either
-                self._exit_owed = self._last_reply >= self._sent_at
-                msg.data = self.disable_frame()  # type: ignore[assignment]  # any bytes-like is sent
-                self._last_tx = now
-                self._step_cap.last = None
-                return msg
-            return None
+        exit_due = self._exit_due()
+        if exit_due is not None:
+            if not exit_due:
+                return None
+            # owed if the device answered the last frame (it reported the fault); one that fell
+            # silent will not answer this one either
+            self._exit_owed = self._last_reply >= self._sent_at
+            msg.data = self.disable_frame()  # type: ignore[assignment]  # any bytes-like is sent
+            self._last_tx = now
+            self._step_cap.last = None
+            return msg
         if not self._active:
             return None
         seq, cmd = self._cmd_buf.read_with_sequence()  # one read: this command and its number

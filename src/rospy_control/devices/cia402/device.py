@@ -356,11 +356,10 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
         self._awaiting = 0
         out: List[can.Message] = []
         if self._active and self._bus is not None:
-            if self._fault and not self._probing:
-                if not self._exit_sent:
-                    self._exit_sent = True
-                    out = self._rpdos(now, quick_stop=True)
-            elif self._phase == RUNNING:
+            exit_due = self._exit_due()
+            if exit_due:
+                out = self._rpdos(now, quick_stop=True)
+            elif exit_due is None and self._phase == RUNNING:
                 out = self._rpdos(now)
         # the RPDOs go out before the SYNC that applies them; the channel sends the returned frame and
         # then awaits this unit's synchronous TPDOs

@@ -251,13 +251,44 @@ def parse_sdo_response(data: bytes) -> SdoResponse:
     return message  # type: ignore[return-value]
 
 
-class SdoDownload:
+class _SdoTransfer:
+    """What an SDO download and an upload share: the server's abort, the initiate answer's check."""
+
+    #: the response kind that answers the initiate frame, and the transfer in messages
+    KIND = ""
+    WHAT = ""
+    node: int
+    index: int
+    subindex: int
+    _state: str
+
+    def _response(self, data: bytes) -> SdoResponse:
+        """The decoded response; :raises SdoAbortError: the server aborted; :raises Cia402Error: the
+        initiate frame's answer is not for this transfer."""
+        r = parse_sdo_response(data)
+        if r.kind == "abort":
+            self._state = "done"
+            raise SdoAbortError(r.code, r.index, r.subindex, self.node)
+        mine = (self.index, self.subindex)
+        if self._state == "initiate" and (r.kind != self.KIND or (r.index, r.subindex) != mine):
+            raise Cia402Error(f"unexpected SDO response {r.kind} to {self.WHAT} of 0x{self.index:04X}")
+        return r
+
+    def abort(self, code: int) -> Frame:
+        self._state = "done"
+        return sdo_abort_frame(self.node, self.index, self.subindex, code)
+
+
+class SdoDownload(_SdoTransfer):
     """Client side of one SDO download (write), expedited for 1-4 bytes, segmented above.
 
     ``frame = t.start()``, then for each response ``frame = t.feed(response_data)`` until it returns
     None (done).  An abort from the server raises :class:`SdoAbortError`; a response that does not fit
     raises :class:`Cia402Error` (the caller then sends :meth:`abort`).
     """
+
+    KIND = "download"
+    WHAT = "a download"
 
     def __init__(self, node: int, index: int, subindex: int, data: bytes,
                  force_segmented: bool = False) -> None:
@@ -284,13 +315,8 @@ class SdoDownload:
         return f
 
     def feed(self, data: bytes) -> Optional[Frame]:
-        r = parse_sdo_response(data)
-        if r.kind == "abort":
-            self._state = "done"
-            raise SdoAbortError(r.code, r.index, r.subindex, self.node)
+        r = self._response(data)
         if self._state == "initiate":
-            if r.kind != "download" or (r.index, r.subindex) != (self.index, self.subindex):
-                raise Cia402Error(f"unexpected SDO response {r.kind} to a download of 0x{self.index:04X}")
             if not self.segmented:
                 self._state = "done"
                 return None
@@ -305,16 +331,15 @@ class SdoDownload:
             return self._next_segment()
         raise Cia402Error("the SDO download is not in progress")
 
-    def abort(self, code: int) -> Frame:
-        self._state = "done"
-        return sdo_abort_frame(self.node, self.index, self.subindex, code)
 
-
-class SdoUpload:
+class SdoUpload(_SdoTransfer):
     """Client side of one SDO upload (read); the server chooses expedited or segmented.
 
     ``frame = t.start()``; ``frame = t.feed(response_data)`` until None, then :attr:`data`.
     """
+
+    KIND = "upload"
+    WHAT = "an upload"
 
     def __init__(self, node: int, index: int, subindex: int = 0) -> None:
         self.node, self.index, self.subindex = check_node(node), index, subindex
@@ -332,13 +357,8 @@ class SdoUpload:
         return Frame(SDO_RX_BASE + self.node, bytes((cmd,)) + bytes(7))
 
     def feed(self, data: bytes) -> Optional[Frame]:
-        r = parse_sdo_response(data)
-        if r.kind == "abort":
-            self._state = "done"
-            raise SdoAbortError(r.code, r.index, r.subindex, self.node)
+        r = self._response(data)
         if self._state == "initiate":
-            if r.kind != "upload" or (r.index, r.subindex) != (self.index, self.subindex):
-                raise Cia402Error(f"unexpected SDO response {r.kind} to an upload of 0x{self.index:04X}")
             if data[0] & 0x02:  # expedited: the value is in this frame
                 self.data = r.data
                 self._state = "done"
@@ -360,7 +380,3 @@ class SdoUpload:
             self._toggle ^= 1
             return self._request_segment()
         raise Cia402Error("the SDO upload is not in progress")
-
-    def abort(self, code: int) -> Frame:
-        self._state = "done"
-        return sdo_abort_frame(self.node, self.index, self.subindex, code)

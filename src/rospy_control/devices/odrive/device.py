@@ -403,11 +403,9 @@ class OdriveAxis(OdriveCyclicState):
     def poll(self, now: float) -> Optional[can.Message]:
         self._poll_start(now)
         msg = self._msg
-        if self._fault and not self._probing:
-            if not self._exit_sent:
-                self._exit_sent = True
-                return self._frame(od.CMD_SET_AXIS_STATE, self.disable_frame())
-            return None
+        exit_due = self._exit_due()
+        if exit_due is not None:
+            return self._frame(od.CMD_SET_AXIS_STATE, self.disable_frame()) if exit_due else None
         if not self._active:
             return None
         if self._estop:
