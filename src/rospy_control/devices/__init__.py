@@ -1,11 +1,14 @@
 """Hardware units: a name, a state and (for actuators) a command; composable into groups.
 
-Modules: :mod:`.base` (:class:`HardwareUnit`, :class:`UnitGroup`, :class:`CanUnit` and the channel
+Modules: :mod:`.unit` (:class:`HardwareUnit`, :class:`UnitGroup`, :class:`CanUnit` and the channel
 contract), :mod:`.actuator` (the device contract of actuators: :class:`ActuatorUnit`,
-:class:`ControlMode`, :class:`MotorState`, :class:`Capabilities`), :mod:`.request_reply`
-(:class:`RequestReplyActuator`: the protocol-free machinery of a request/reply actuator),
-:mod:`.motors` (:class:`Motor`, MIT mode), :mod:`.example_motor` (:class:`ExampleMotor`, the device of
-``docs/writing_a_device.md``), :mod:`.sensors`
+:class:`ControlMode`, :class:`MotorState`, :class:`Capabilities`), :mod:`.commanded`
+(:class:`CommandedActuator`: the command side every actuator shares -- commands, watchdog, step cap,
+fault life cycle), its two bases :mod:`.request_reply` (:class:`RequestReplyActuator`: one reply per
+frame) and :mod:`.streamed` (:class:`StreamedStateActuator`: state the device sends by itself, judged
+per :class:`StreamWatch`), one folder per protocol (codec and device: :mod:`.mit` with
+:class:`Motor`, :mod:`.damiao`, :mod:`.robstride`, :mod:`.odrive`, :mod:`.cia402`), :mod:`.example`
+(:class:`ExampleMotor`, the device of ``docs/writing_a_device.md``) and :mod:`.sensors`
 (:class:`CanSensor` and the sensor types with their states).  Everything is importable from here.
 
 Threading model
@@ -46,9 +49,11 @@ from rospy_control.devices.unit import (
 from rospy_control.devices.actuator import (
     WATCHDOG_MODES, ActuatorState, ActuatorUnit, Capabilities, ControlMode, MotorState, UnsupportedCommand,
 )
+from rospy_control.devices.commanded import CommandedActuator
 from rospy_control.devices.example.device import ExampleMotor
 from rospy_control.devices.mit.device import Motor
 from rospy_control.devices.request_reply import Command, Reply, RequestReplyActuator
+from rospy_control.devices.streamed import StreamedStateActuator, StreamWatch
 from rospy_control.devices.sensors.device import (
     CanSensor, ContactSensor, ContactState, Encoder, EncoderState, ForceTorqueSensor, ForceTorqueState,
     ImuSensor, ImuState, SensorAttribute,
@@ -59,14 +64,14 @@ __all__ = [
     "ContactSensor", "ForceTorqueSensor", "MotorState", "EncoderState", "ImuState", "ContactState",
     "ForceTorqueState", "SharedReply", "WATCHDOG_MODES", "miss_limit", "CanSensor", "SensorAttribute",
     "frame_bits", "ActuatorUnit", "ActuatorState", "Capabilities", "UnsupportedCommand", "Command", "Reply",
-    "RequestReplyActuator", "ExampleMotor",
+    "CommandedActuator", "RequestReplyActuator", "StreamedStateActuator", "StreamWatch", "ExampleMotor",
 ]
 
 # The classes are documented, named in messages ("does not derive from ...") and pickled under this
 # package, whichever of its modules defines them.
 for _cls in (HardwareUnit, UnitGroup, CanUnit, SharedReply, ControlMode, ActuatorUnit, Capabilities,
-             UnsupportedCommand, Command, Reply, RequestReplyActuator, ExampleMotor, Motor, MotorState,
-             CanSensor,
+             UnsupportedCommand, Command, Reply, CommandedActuator, RequestReplyActuator,
+             StreamedStateActuator, StreamWatch, ExampleMotor, Motor, MotorState, CanSensor,
              Encoder, EncoderState, ImuSensor, ImuState, ContactSensor, ContactState, ForceTorqueSensor,
              ForceTorqueState, SensorAttribute):
     _cls.__module__ = __name__
