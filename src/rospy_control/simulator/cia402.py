@@ -56,6 +56,7 @@ import can
 
 from rospy_control.devices.cia402 import codec as co
 from rospy_control.devices.cia402.codec import State
+from rospy_control.hardware_config.document import non_negative, to_float
 from rospy_control.simulator.cia402_comm import Cia402Communication
 from rospy_control.simulator.cia402_od import DEFAULT_RPDOS, DEFAULT_TPDOS, Key, OdEntry
 from rospy_control.simulator.device import Impedance
@@ -435,6 +436,10 @@ class Cia402Peer(DevicePeer):
         drive.inertia = joint.inertia
         drive.damping = joint.damping
         drive.q = joint.p
+        #: the holding brake's torque (N·m, joint side; 0 = no brake): engaged whenever the power stage
+        #: does not hold the shaft, as a drive's brake output does outside OPERATION ENABLED
+        self.brake = 0.0
+        self._brake_at: Optional[float] = None
         self._fault: Optional[str] = None
         self._next_tick = 0.0
         n = drive.node_id
@@ -480,7 +485,13 @@ class Cia402Peer(DevicePeer):
         if st in (State.QUICK_STOP_ACTIVE, State.FAULT_REACTION_ACTIVE):
             return Impedance(0.0, 0.0, 0.0, J * d.VELOCITY_BANDWIDTH, 0.0, tmax)
         if st != State.OPERATION_ENABLED:
-            return None
+            if self.brake <= 0.0:
+                return None
+            if self._brake_at is None:
+                self._brake_at = p
+            wn = d.POSITION_BANDWIDTH       # a brake holds where it closed, up to its torque
+            return Impedance(self._brake_at, 0.0, J * wn * wn, 2.0 * J * wn, 0.0, self.brake)
+        self._brake_at = None
         mode = d._val(0x6061)
         toff = s.permille_to_nm(d._val(0x60B2))
         if mode == co.CSP:
@@ -524,9 +535,14 @@ def peer_for_unit(unit: Any) -> Cia402Peer:
     limit = abs(unit.scale.permille_to_nm(unit.max_torque))
     joint = peers.joint_model(unit, {"torque_limit": limit})
     r = getattr(unit, "simulation_reader", None)
+    brake = 0.0
     if r is not None:
+        brake = r.get("brake", to_float, 0.0, check=non_negative,
+                      expected="the holding brake's torque in N m at the joint (0 = none)")
         r.finish()
     drive = SimulatedCia402Drive(unit.name, unit.node_id, counts_per_rev=int(unit.counts_per_rev),
                                  gear_ratio=unit.gear_ratio, rated_torque=unit.rated_torque,
                                  initial_position=joint.p)
-    return Cia402Peer(drive, joint)
+    peer = Cia402Peer(drive, joint)
+    peer.brake = brake
+    return peer
