@@ -136,6 +136,9 @@ class PassThroughRosApi(TrajectoryRosApi):
         super().__init__(executor, nh, state_publish_rate, action_monitor_rate, synchronous,
                          fault_check=controller.hardware_fault)
 
+    def _monitor_pending(self) -> bool:
+        return isinstance(self.executor.active_goal_key, _DeviceGoal) or self.controller.has_outcomes()
+
     def _poll_goals(self) -> Tuple[Sequence[Any], Any, Any]:
         """Goal outcomes decided by the loop; the active goal's handle and feedback (monitor thread,
         ``_goal_lock`` held: see TrajectoryRosApi.monitor for the lock order)."""
@@ -317,6 +320,10 @@ class JointTrajectoryController(Controller):
         except Exception:  # noqa: BLE001 - the loop's cancel timeout reports it to the client
             logger.exception("Device '%s' failed to cancel goal %d", self.device.name, rec.goal_id)
         self.executor.cancel(rec)
+
+    def has_outcomes(self) -> bool:
+        """Whether goal outcomes wait for :meth:`drain_outcomes` (thread-safe, cheap)."""
+        return bool(self._outcomes)
 
     def drain_outcomes(self) -> List[GoalEvent]:
         """Goal outcomes decided by the loop, oldest first (action monitor)."""

@@ -72,9 +72,11 @@ class TrajectoryRosApi:
         self.state_rate = PublishRate(state_publish_rate)
         self.state_publisher = DeferredPublisher(nh, "state", msgs.JointTrajectoryControllerState,
                                                  self._build_state, 1, synchronous)
+        # the monitor thread sleeps while no action goal is active and no event waits (an idle
+        # controller costs nothing); a goal accepted or an event posted by the loop wakes it
         self.monitor_worker = PeriodicWorker(nh, action_monitor_rate, self.monitor,
                                              f"ActionMonitor[{nh.resolve_name('follow_joint_trajectory')}]",
-                                             synchronous)
+                                             synchronous, pending=self._monitor_pending)
         self.command_subscriber = nh.subscribe("command", JointTrajectory, self._on_command, 1)
         self.query_service = nh.advertise_service("query_state", srvs.QueryTrajectoryState,
                                                   self._on_query_state)
@@ -140,6 +142,10 @@ class TrajectoryRosApi:
         self._apply_events(events)
         if gh is not None and fb is not None:
             gh.publish_feedback(self._fill(self._msgs.FollowJointTrajectoryFeedback(), fb))
+
+    def _monitor_pending(self) -> bool:
+        """Whether the monitor has work: an action goal to give feedback on, or events to relay."""
+        return self.executor.active_goal_key is not None or self.executor.has_events()
 
     def _poll_goals(self) -> Tuple[Sequence[Any], Any, Any]:
         """Under ``_goal_lock``: the goal events to relay, the active goal's handle (None: no action goal
@@ -207,6 +213,7 @@ class TrajectoryRosApi:
                 return
             gh.set_accepted()
             self._goal_accepted()
+        self.monitor_worker.wake()
 
     def _submit_goal(self, goal: Any, gh: Any) -> Tuple[int, str]:
         """Validate ``goal`` (handle ``gh``) and execute it: ``(code, error_string)``, 0 = accepted."""

@@ -269,6 +269,10 @@ class TrajectoryExecutor(GoalAcceptance, GoalTracking):
         goal = None if plan is None else plan.goal
         return goal.key if goal is not None and goal.active else None
 
+    def has_events(self) -> bool:
+        """Whether goal events wait for :meth:`poll_events` (thread-safe, cheap)."""
+        return bool(self._events)
+
     def poll_events(self) -> List[GoalEvent]:
         """Goal events since the last call, oldest first (thread-safe)."""
         out: List[GoalEvent] = []

@@ -110,3 +110,21 @@ def test_gripper_goal_with_its_monitor_thread(threaded):
         assert rig.robot.positions() == pytest.approx([0.5], abs=0.01)
     finally:
         rig.close()
+
+
+def test_the_action_monitor_sleeps_while_no_goal_is_active_and_wakes_for_one(threaded):
+    """An idle controller's monitor thread does no work; a goal wakes it, its result still arrives,
+    and it sleeps again after."""
+    rig, ctrl = start_jtc("position", action_monitor_rate=100.0, state_publish_rate=50.0)
+    worker = ctrl.ros.monitor_worker
+    try:
+        assert drive(rig, lambda: worker.idle), "the monitor of an idle controller keeps ticking"
+        goal = rig.client().send_goal(fjt_goal(traj(J, [pt(TARGET, 0.3)])))
+        assert drive(rig, goal.is_done), "no result relayed"
+        assert goal.get_goal_status() == GoalStatus.SUCCEEDED, goal.get_goal_status_text()
+        assert drive(rig, lambda: worker.idle), "the monitor did not go back to sleep after the goal"
+        rejected = rig.client().send_goal(fjt_goal(traj(["no_such_joint"], [pt([0.0], 0.3)])))
+        assert drive(rig, rejected.is_done), "a rejected goal got no result"
+        assert rejected.get_goal_status() == GoalStatus.REJECTED
+    finally:
+        rig.close()
