@@ -108,6 +108,23 @@ def _interfaces(element) -> Tuple[List[str], int]:
     return found, empty
 
 
+def _named(element, tag: str, problems: List[str]) -> Tuple[List[Tuple[Any, str]], Optional[str]]:
+    """The ``<tag>`` children with a non-empty ``name``, and None; a child with ``name=""`` is skipped
+    with a problem noted; one without ``name`` invalidates the transmission (its reason is returned
+    instead of None)."""
+    article = "an" if tag[0] in "aeiou" else "a"
+    out: List[Tuple[Any, str]] = []
+    for el in element.findall(tag):
+        name = el.get("name")
+        if name is None:
+            return out, f"{article} <{tag}> (line {el.sourceline}) has no 'name' attribute"
+        if not name:
+            problems.append(f"{article} <{tag}> (line {el.sourceline}) has an empty 'name' attribute")
+            continue
+        out.append((el, name))
+    return out, None
+
+
 class TransmissionParser:
     """Parse the ``<transmission>`` elements of a URDF (ros_control's ``TransmissionParser``).
 
@@ -183,13 +200,10 @@ class TransmissionParser:
         joints: List[JointInfo] = []
         problems: List[str] = []
         dropped: Dict[str, str] = {}
-        for joint_el in element.findall("joint"):
-            joint_name = joint_el.get("name")
-            if joint_name is None:
-                return skip(f"a <joint> (line {joint_el.sourceline}) has no 'name' attribute")
-            if not joint_name:
-                problems.append(f"a <joint> (line {joint_el.sourceline}) has an empty 'name' attribute")
-                continue
+        named, missing = _named(element, "joint", problems)
+        if missing is not None:
+            return skip(missing)
+        for joint_el, joint_name in named:
             ifaces, empty = _interfaces(joint_el)
             if not ifaces:
                 problem = f"joint '{joint_name}' has no non-empty <hardwareInterface>"
@@ -219,13 +233,10 @@ class TransmissionParser:
 
         actuators: List[ActuatorInfo] = []
         act_problems: List[str] = []
-        for act_el in element.findall("actuator"):
-            act_name = act_el.get("name")
-            if act_name is None:
-                return skip(f"an <actuator> (line {act_el.sourceline}) has no 'name' attribute")
-            if not act_name:
-                act_problems.append(f"an <actuator> (line {act_el.sourceline}) has an empty 'name' attribute")
-                continue
+        named, missing = _named(element, "actuator", act_problems)
+        if missing is not None:
+            return skip(missing)
+        for act_el, act_name in named:
             ifaces, _ = _interfaces(act_el)
             actuators.append(ActuatorInfo(act_name, ifaces, _text(act_el.find("role")), act_el,
                                           act_el.sourceline, element_values(act_el)))

@@ -35,7 +35,7 @@ controller asking for one fails with the skip reason (house style), and :meth:`r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from rospy_control.exceptions import PluginError, TransmissionInterfaceError
 from rospy_control.hardware_interface import (
@@ -151,21 +151,18 @@ class RequisiteProvider:
                     cmd_iface.register_handle(handle)
                 joint_cmd.append(handle)
         # 3. transmission handles
-        a2j_state = _ensure_interface(transmissions, ti.ActuatorToJointStateInterface)
-        if not a2j_state.has_handle(info.name):
-            a2j_state.register_handle(
-                ti.ActuatorToJointStateHandle(info.name, transmission, act_data, joint_data))
-        if self.FORWARD is not None:
-            handle_cls, iface_cls = self.FORWARD
-            _ensure_interface(transmissions, iface_cls).register_handle(
-                handle_cls(info.name, transmission, act_cmd, joint_cmd))
+        # (state handle and interface, command handle and interface): forward, then inverse
+        directions: List[Tuple[Tuple[Any, Any], Any]] = [
+            ((ti.ActuatorToJointStateHandle, ti.ActuatorToJointStateInterface), self.FORWARD)]
         if self.BIDIRECTIONAL:
-            j2a_state = _ensure_interface(transmissions, ti.JointToActuatorStateInterface)
-            if not j2a_state.has_handle(info.name):
-                j2a_state.register_handle(
-                    ti.JointToActuatorStateHandle(info.name, transmission, act_data, joint_data))
-            if self.INVERSE is not None:
-                handle_cls, iface_cls = self.INVERSE
+            directions.append(((ti.JointToActuatorStateHandle, ti.JointToActuatorStateInterface),
+                               self.INVERSE))
+        for (state_handle, state_iface), command in directions:
+            states = _ensure_interface(transmissions, state_iface)
+            if not states.has_handle(info.name):
+                states.register_handle(state_handle(info.name, transmission, act_data, joint_data))
+            if command is not None:
+                handle_cls, iface_cls = command
                 _ensure_interface(transmissions, iface_cls).register_handle(
                     handle_cls(info.name, transmission, act_cmd, joint_cmd))
 
