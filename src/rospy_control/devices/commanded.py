@@ -226,6 +226,14 @@ class CommandedActuator(ActuatorUnit):
         p = self._step_cap.apply(cmd.position, measured)
         return cmd if p == cmd.position else cmd._replace(position=p)
 
+    def _measured(self, position: float, velocity: float, effort: float) -> None:
+        """Keep a reading of the device (its side: before direction and zero offset) as the joint sees
+        it (channel thread)."""
+        d = self.direction
+        self._pos = d * (position - self.zero_offset)
+        self._vel = d * velocity
+        self._eff = d * effort
+
     def _exit_due(self) -> Optional[bool]:
         """In ``poll``: None while the device runs (or a reset probes it); True on the cycle its exit
         (disable) frame is due, once per fault; False while it stays faulted (nothing is sent)."""

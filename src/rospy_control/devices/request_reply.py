@@ -277,10 +277,7 @@ class RequestReplyActuator(CommandedActuator):
         self._exit_owed = False
         if not self._probing:
             return False
-        d = self.direction
-        self._pos = d * (reply.position - self.zero_offset)
-        self._vel = d * reply.velocity
-        self._eff = d * reply.effort
+        self._measured(reply.position, reply.velocity, reply.effort)
         self._temp = reply.temperature
         self.got_reply(now)
         return True
@@ -292,10 +289,7 @@ class RequestReplyActuator(CommandedActuator):
             return 0
         if self._exit_owed and self.stale_exit_reply(reply, now):
             return 0
-        d = self.direction
-        self._pos = d * (reply.position - self.zero_offset)
-        self._vel = d * reply.velocity
-        self._eff = d * reply.effort
+        self._measured(reply.position, reply.velocity, reply.effort)
         temp = self._temp = reply.temperature
         err = self._err = reply.error_code
         if err:

@@ -64,6 +64,8 @@ class Cia402PdoMapping:
     _vals: Dict[Tuple[int, int], int]
     _watchdog: Any
     _heartbeat: Any
+    _measured: Any
+    _pos: float
     got_reply: Any
     report_error: Any
 
@@ -231,10 +233,10 @@ class Cia402PdoMapping:
         return 0
 
     def _decode_state(self, now: float) -> None:
-        s, d, vals = self.scale, self.direction, self._vals
-        self._pos = d * (s.counts_to_rad(vals.get((co.POSITION_ACTUAL, 0), 0)) - self.zero_offset)
-        self._vel = d * s.counts_per_s_to_rad_per_s(vals.get((co.VELOCITY_ACTUAL, 0), 0))
-        self._eff = d * s.permille_to_nm(vals.get((co.TORQUE_ACTUAL, 0), 0))
+        s, vals = self.scale, self._vals
+        self._measured(s.counts_to_rad(vals.get((co.POSITION_ACTUAL, 0), 0)),
+                       s.counts_per_s_to_rad_per_s(vals.get((co.VELOCITY_ACTUAL, 0), 0)),
+                       s.permille_to_nm(vals.get((co.TORQUE_ACTUAL, 0), 0)))
         self._err = vals.get((co.ERROR_CODE, 0), 0)
         sw = vals.get((co.STATUSWORD, 0))
         if sw is None or self._phase != RUNNING:

@@ -363,10 +363,7 @@ class DamiaoMotor(RequestReplyActuator):
         if self._exit_owed and self.stale_exit_reply(reply, now):
             return 0     # the answer to the disable sent on FAULT: clear-error is sent again
         self._op = None
-        d = self.direction
-        self._pos = d * (reply.position - self.zero_offset)
-        self._vel = d * reply.velocity
-        self._eff = d * reply.effort
+        self._measured(reply.position, reply.velocity, reply.effort)
         self._temp = reply.temperature
         self._err = reply.error_code
         if reply.error_code:

@@ -455,10 +455,7 @@ class RobStrideMotor(RequestReplyActuator):
         return 0
 
     def _consume_report(self, fb: rs.Feedback, now: float) -> None:
-        d = self.direction
-        self._pos = d * (fb.position - self.zero_offset)
-        self._vel = d * fb.velocity
-        self._eff = d * fb.torque
+        self._measured(fb.position, fb.velocity, fb.torque)
         self._temp = fb.temperature
         self.device_mode = fb.mode
         if fb.faults:
