@@ -89,6 +89,8 @@ class CommandedActuator(ActuatorUnit):
         self.watchdog_trips = 0
         self._non_finite_log = Throttle(5.0)
         self._exit_sent = False
+        # the encoded frame of the last command object (commands are immutable: same object, same bytes)
+        self._encoded: Tuple[Any, bytes] = (None, b"")
         self._cmd_buf = RealtimeBuffer(limp, name=buffer_name)
         self._mode = ControlMode.NONE
         self._published_mode = ControlMode.NONE
@@ -225,6 +227,19 @@ class CommandedActuator(ActuatorUnit):
         measured = self.direction * self._pos + self.zero_offset if self._received else None
         p = self._step_cap.apply(cmd.position, measured)
         return cmd if p == cmd.position else cmd._replace(position=p)
+
+    def encode_command(self, command: Any) -> bytes:
+        """The command frame's data for ``command`` (the protocol's codec)."""
+        raise NotImplementedError
+
+    def _encode(self, command: Any) -> bytes:
+        """:meth:`encode_command`, encoded once per command object (channel thread)."""
+        enc = self._encoded
+        if enc[0] is command:
+            return enc[1]
+        data = self.encode_command(command)
+        self._encoded = (command, data)
+        return data
 
     def _measured(self, position: float, velocity: float, effort: float) -> None:
         """Keep a reading of the device (its side: before direction and zero offset) as the joint sees

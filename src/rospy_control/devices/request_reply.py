@@ -109,8 +109,6 @@ class RequestReplyActuator(CommandedActuator):
         self._inflight_enter = False
         self._temp: Optional[float] = None
         self._err = 0
-        # the encoded frame of the last command object (commands are immutable: same object, same bytes)
-        self._encoded: Tuple[Optional[Command], bytes] = (None, b"")
         # the command watchdog (channel thread) holds limp until it first trips
         self._wd.hold = _LIMP
         self._state = MotorState(name, 0.0, 0.0, 0.0, None, 0, False, ControlMode.NONE,
@@ -250,12 +248,7 @@ class RequestReplyActuator(CommandedActuator):
             self._inflight_before = self._inflight
             self._inflight = cmd.mode
             cmd = self._cap_step(self._held(seq, cmd))
-            enc = self._encoded
-            if enc[0] is cmd:
-                data = enc[1]
-            else:
-                data = self.encode_command(cmd)
-                self._encoded = (cmd, data)
+            data = self._encode(cmd)
         msg.data = data  # type: ignore[assignment]
         self._awaiting = 1
         self._sent_at = now

@@ -145,8 +145,6 @@ class OdriveAxis(OdriveCyclicState):
         self._wd.hold = _LIMP
         self._msg = can.Message(arbitration_id=od.arbitration_id(node_id, 0), is_extended_id=False,
                                 data=bytearray(8))
-        # the encoded frame of the last command object (commands are immutable: same object, same bytes)
-        self._encoded: Tuple[Optional[Command], bytes] = (None, b"")
         self._enabled = False
         self._temp: Optional[float] = None
         self._err = 0
@@ -443,12 +441,7 @@ class OdriveAxis(OdriveCyclicState):
             if self._inflight != cmd.mode and (self._confirm is None or self._confirm[0] != cmd.mode):
                 self._confirm = (cmd.mode, 0)   # same controller mode: the next frame of the axis confirms
         self._inflight = cmd.mode
-        enc = self._encoded
-        if enc[0] is cmd:
-            data = enc[1]
-        else:
-            data = self.encode_command(cmd)
-            self._encoded = (cmd, data)
+        data = self._encode(cmd)
         msg.arbitration_id = self._ids[self._setpoint_cmd(cmd.mode)]
         msg.data = data  # type: ignore[assignment]
         msg.dlc = len(data)
