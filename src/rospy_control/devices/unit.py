@@ -13,7 +13,7 @@ import can
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.hardware_config.document import (
-    AttributeReader, ElementInfo, UnitInfo, positive, to_float, to_int,
+    AttributeReader, ElementInfo, UnitInfo, to_int,
 )
 from rospy_control.bus.events import EventLog
 from rospy_control.realtime import RealtimeBuffer
@@ -294,8 +294,7 @@ class CanUnit(HardwareUnit):
         return dict(
             can_id=r.get("can_id", to_int, check=lambda v: 0 <= v <= 0x7FF,
                          expected="an integer CAN id 0x000..0x7FF"),
-            fault_timeout=r.get("fault_timeout", to_float, None, check=positive,
-                                expected="a positive number of seconds"),
+            fault_timeout=r.seconds("fault_timeout", None),
         )
 
     def request_ids(self) -> Tuple[int, ...]:

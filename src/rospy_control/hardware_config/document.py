@@ -201,6 +201,10 @@ class AttributeReader:
             raise self.element.error(f"attribute '{name}'='{raw}': expected {exp}")
         return value
 
+    def seconds(self, name: str, default=_REQUIRED) -> Any:
+        """A duration attribute: a positive number of seconds (see :meth:`get`)."""
+        return self.get(name, to_float, default, check=positive, expected="a positive number of seconds")
+
     def finish(self) -> None:
         """Raise ConfigError if the element has attributes nobody read."""
         unknown = sorted(set(self.element.attributes) - self._used)

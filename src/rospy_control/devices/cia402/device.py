@@ -219,14 +219,10 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
             heartbeat=r.get("heartbeat", to_float, cls.DEFAULT_HEARTBEAT,
                             check=lambda v: v == 0 or 0.001 <= v <= 65.535,
                             expected="the producer heartbeat time in s, 0.001..65.535 (0 = off)"),
-            heartbeat_timeout=r.get("heartbeat_timeout", to_float, None, check=positive,
-                                    expected="a positive number of seconds"),
-            boot_timeout=r.get("boot_timeout", to_float, cls.DEFAULT_BOOT_TIMEOUT, check=positive,
-                               expected="a positive number of seconds"),
-            sdo_timeout=r.get("sdo_timeout", to_float, cls.DEFAULT_SDO_TIMEOUT, check=positive,
-                              expected="a positive number of seconds"),
-            fault_timeout=r.get("fault_timeout", to_float, None, check=positive,
-                                expected="a positive number of seconds"),
+            heartbeat_timeout=r.seconds("heartbeat_timeout", None),
+            boot_timeout=r.seconds("boot_timeout", cls.DEFAULT_BOOT_TIMEOUT),
+            sdo_timeout=r.seconds("sdo_timeout", cls.DEFAULT_SDO_TIMEOUT),
+            fault_timeout=r.seconds("fault_timeout", None),
             **cls.read_common(r),
         )
         r.finish()
