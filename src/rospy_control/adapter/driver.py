@@ -144,6 +144,7 @@ from rospy_control.control_loop.loop import ControlLoop
 from rospy_control.adapter.controller_manager_ros import ControllerManagerRos
 from rospy_control.adapter.diagnostics import DiagnosticsThread, DriverDiagnostics
 from rospy_control.adapter.paths import package_root
+from rospy_control.adapter.startup import start_node
 from rospy_control.control_loop.driver_config import (
     JSC_TYPE,
     DriverParams,
@@ -169,7 +170,7 @@ from rospy_control.control_loop.standalone import (
 from rospy_control.controller_manager import ControllerManager
 from rospy_control.controller_manager.controller_types import CONTROLLER_TYPES
 from rospy_control.composition import peer_of
-from rospy_control.exceptions import CommunicationError, ConfigError, RospyControlError
+from rospy_control.exceptions import ConfigError
 from rospy_control.hardware_interface import RobotHW
 from rospy_control.log import get_logger
 from rospy_control.middleware import Middleware
@@ -548,24 +549,21 @@ def main(argv: Optional[List[str]] = None) -> int:
         log_queue.stop()
 
 
+def _start() -> "Driver":
+    params = DriverParams(lambda name, default: rospy.get_param("~" + name, default),
+                          rospy.get_param("robot_hardware", None))
+    for text in params.deprecations:
+        rospy.logwarn("driver: %s", text)
+    params.hardware_config = resolve_hardware_config(params.hardware_config, package_root())
+    driver = Driver(params)
+    driver.start()
+    return driver
+
+
 def _run() -> int:
-    driver = None
-    try:
-        params = DriverParams(lambda name, default: rospy.get_param("~" + name, default),
-                              rospy.get_param("robot_hardware", None))
-        for text in params.deprecations:
-            rospy.logwarn("driver: %s", text)
-        params.hardware_config = resolve_hardware_config(params.hardware_config, package_root())
-        driver = Driver(params)
-        driver.start()
-    except ConfigError as err:
-        rospy.logfatal("driver: configuration error, not starting: %s", err)
-        rospy.signal_shutdown("configuration error")
-        return 1
-    except (CommunicationError, RospyControlError) as err:
-        rospy.logfatal("driver: hardware error, not starting: %s", err)
-        rospy.signal_shutdown("hardware error")
-        return 2
+    driver, code = start_node("driver", _start)
+    if driver is None:
+        return code
     try:
         rospy.spin()
     finally:

@@ -38,7 +38,7 @@ falls back to its in-process simulator after ``~sim_wait``).
 from __future__ import annotations
 
 import sys
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Tuple
 
 import rosgraph
 import rospy
@@ -48,10 +48,11 @@ from std_srvs.srv import Trigger, TriggerResponse
 from rospy_control.adapter.diagnostics import DiagnosticsThread, DriverDiagnostics
 from rospy_control.adapter.sim_switches import command_stats, set_bus_off
 from rospy_control.adapter.paths import package_root
+from rospy_control.adapter.startup import start_node
 from rospy_control.control_loop.driver_config import (
     _as_bool, _non_negative, hardware_config_param, resolve_hardware_config,
 )
-from rospy_control.exceptions import CommunicationError, ConfigError, RospyControlError
+from rospy_control.exceptions import ConfigError
 from rospy_control.log import get_logger
 from rospy_control.simulator.process import SimulatorHost, apply_sim_fault
 from rospy_control.simulator.bus import default_bus_key
@@ -127,42 +128,41 @@ def sim_fault_services(robot: Any, prefix: str) -> List[Any]:
             rospy.Service(prefix + "command_stats", SimCommandStats, get_stats)]
 
 
+def _start() -> Tuple[Any, float]:
+    """Read the parameters, build and start the simulator host: ``(host, diagnostics period)``."""
+    deprecations: List[str] = []
+    configure = hardware_config_param(lambda name, default: rospy.get_param("~" + name, default),
+                                      deprecations)
+    for text in deprecations:
+        rospy.logwarn("sim: %s", text)
+    configure = resolve_hardware_config(configure, package_root())
+    if not isinstance(configure, str) or not configure.strip():
+        raise ConfigError("private parameter ~hardware_config (formerly ~configure) is not set: give "
+                          "the hardware XML path", "~hardware_config")
+    simulate = _as_bool("~sim", rospy.get_param("~sim", True))
+    key = str(rospy.get_param("~bus_key", "") or "")
+    if not key:
+        key = default_bus_key(rosgraph.get_master_uri(), rospy.get_namespace())
+    period = _non_negative("~diagnostics_period", rospy.get_param("~diagnostics_period", 1.0))
+    # the URDF (robot_description, as the driver reads it) gives the motors their links' weights
+    urdf = rospy.get_param("robot_description", None)
+    host = SimulatorHost.from_xml(configure, key, simulate=True if simulate else None,
+                                  urdf=urdf if isinstance(urdf, str) else None,
+                                  urdf_source=rospy.resolve_name("robot_description"))
+    host.start()
+    return host, period
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     """Run the simulator node until shutdown (parameters and exit codes: module docstring)."""
     rospy.init_node("sim", argv=argv if argv is not None else sys.argv)
-    host = None
     services: List[rospy.Service] = []
     diagnostics = None
-    try:
-        deprecations: List[str] = []
-        configure = hardware_config_param(lambda name, default: rospy.get_param("~" + name, default),
-                                          deprecations)
-        for text in deprecations:
-            rospy.logwarn("sim: %s", text)
-        configure = resolve_hardware_config(configure, package_root())
-        if not isinstance(configure, str) or not configure.strip():
-            raise ConfigError("private parameter ~hardware_config (formerly ~configure) is not set: give "
-                              "the hardware XML path", "~hardware_config")
-        simulate = _as_bool("~sim", rospy.get_param("~sim", True))
-        key = str(rospy.get_param("~bus_key", "") or "")
-        if not key:
-            key = default_bus_key(rosgraph.get_master_uri(), rospy.get_namespace())
-        period = _non_negative("~diagnostics_period", rospy.get_param("~diagnostics_period", 1.0))
-        # the URDF (robot_description, as the driver reads it) gives the motors their links' weights
-        urdf = rospy.get_param("robot_description", None)
-        host = SimulatorHost.from_xml(configure, key, simulate=True if simulate else None,
-                                      urdf=urdf if isinstance(urdf, str) else None,
-                                      urdf_source=rospy.resolve_name("robot_description"))
-        host.start()
-    except ConfigError as err:
-        rospy.logfatal("sim: configuration error, not starting: %s", err)
-        rospy.signal_shutdown("configuration error")
-        return 1
-    except (CommunicationError, RospyControlError) as err:
-        rospy.logfatal("sim: cannot run the simulator process (the driver falls back to its in-process "
-                       "simulator): %s", err)
-        rospy.signal_shutdown("bus error")
-        return 2
+    started, code = start_node("sim", _start, "cannot run the simulator process (the driver falls back to "
+                               "its in-process simulator)", "bus error")
+    if started is None:
+        return code
+    host, period = started
     robot = host.robot
     try:
         services.extend(sim_fault_services(robot, "~"))
