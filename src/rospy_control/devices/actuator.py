@@ -40,14 +40,14 @@ from __future__ import annotations
 import abc
 import functools
 from enum import IntEnum
-from typing import Callable, ClassVar, Dict, FrozenSet, NamedTuple, Optional, Tuple
+from typing import Callable, ClassVar, Dict, FrozenSet, NamedTuple, Optional, Sequence, Tuple
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.devices.encodable import encodable_error
 from rospy_control.devices.unit import CanUnit
 
 __all__ = ["ControlMode", "MotorState", "ActuatorState", "Capabilities", "ActuatorUnit", "WATCHDOG_MODES",
-           "UnsupportedCommand"]
+           "check_choice", "UnsupportedCommand"]
 
 #: values of :attr:`ActuatorUnit.watchdog_mode`
 WATCHDOG_MODES = ("position", "damping", "none")
@@ -275,6 +275,12 @@ class ActuatorUnit(CanUnit, abc.ABC):
     @abc.abstractmethod
     def limited_frames(self) -> int:
         """Frames whose position step was capped."""
+
+
+def check_choice(name: str, attribute: str, value: object, allowed: Sequence[str]) -> None:
+    """:raises ConfigError: ``value`` of motor ``name``'s ``attribute`` is not one of ``allowed``."""
+    if value not in allowed:
+        raise ConfigError(f"motor '{name}': {attribute} must be one of {', '.join(allowed)}, got {value!r}")
 
 
 def _split_where(where: str) -> Tuple[Optional[str], Optional[int]]:

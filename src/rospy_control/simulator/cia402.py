@@ -430,6 +430,10 @@ class Cia402Peer(DevicePeer):
     a fault reset leaves it in FAULT, after :meth:`clear_fault` the next one clears it.
     """
 
+    #: how stiff a closed holding brake is (rad/s; critically damped): far stiffer than the position loop,
+    #: yet stable at the integration steps of the simulated channels (0.5-1 ms)
+    BRAKE_BANDWIDTH = 400.0
+
     def __init__(self, drive: SimulatedCia402Drive, joint: JointModel) -> None:
         self.drive = self.device = drive   # the drive is the device the peer reads (DevicePeer)
         self.joint = joint
@@ -489,7 +493,7 @@ class Cia402Peer(DevicePeer):
                 return None
             if self._brake_at is None:
                 self._brake_at = p
-            wn = d.POSITION_BANDWIDTH       # a brake holds where it closed, up to its torque
+            wn = self.BRAKE_BANDWIDTH       # a brake holds where it closed, up to its torque
             return Impedance(self._brake_at, 0.0, J * wn * wn, 2.0 * J * wn, 0.0, self.brake)
         self._brake_at = None
         mode = d._val(0x6061)

@@ -45,7 +45,7 @@ from rospy_control.hardware_config.document import (
     AttributeReader, non_negative, positive, to_float, to_int, to_str,
 )
 from rospy_control.devices.damiao import codec as dm
-from rospy_control.devices.actuator import Capabilities, ControlMode
+from rospy_control.devices.actuator import Capabilities, ControlMode, check_choice
 from rospy_control.devices.unit import SharedReply, frame_bits
 from rospy_control.devices.request_reply import Command, Reply, RequestReplyActuator
 
@@ -108,12 +108,8 @@ class DamiaoMotor(RequestReplyActuator):
             raise ConfigError(f"motor '{name}': master_id 0x{master_id:X} outside 0x000..0x7FE")
         if master_id in (can_id, 0x100 + can_id, 0x200 + can_id, 0x300 + can_id):
             raise ConfigError(f"motor '{name}': master_id 0x{master_id:X} is one of its own command ids")
-        if position_mode not in POSITION_MODES:
-            raise ConfigError(f"motor '{name}': position_mode must be one of {', '.join(POSITION_MODES)}, "
-                              f"got {position_mode!r}")
-        if velocity_mode not in VELOCITY_MODES:
-            raise ConfigError(f"motor '{name}': velocity_mode must be one of {', '.join(VELOCITY_MODES)}, "
-                              f"got {velocity_mode!r}")
+        check_choice(name, "position_mode", position_mode, POSITION_MODES)
+        check_choice(name, "velocity_mode", velocity_mode, VELOCITY_MODES)
         try:
             dm.check_ranges_encodable(ranges, name)
         except ValueError as err:

@@ -14,7 +14,7 @@ from rospy_control.hardware_config.document import (
 )
 from rospy_control.devices.cubemars import codec as cm
 from rospy_control.devices.mit import codec as mit
-from rospy_control.devices.actuator import WATCHDOG_MODES, Capabilities, ControlMode, MotorState
+from rospy_control.devices.actuator import WATCHDOG_MODES, Capabilities, ControlMode, MotorState, check_choice
 from rospy_control.devices.unit import SharedReply, frame_bits
 from rospy_control.devices.request_reply import Command, Reply, RequestReplyActuator
 
@@ -131,9 +131,7 @@ class Motor(RequestReplyActuator):
                  fault_timeout: Optional[float] = None, watchdog_mode: Optional[str] = None,
                  firmware_timeout: float = DEFAULT_FIRMWARE_TIMEOUT, firmware: str = "mit",
                  frame_layout: str = cm.LAYOUT_V3, scale: cm.CubeMarsV3Scale = cm.CubeMarsV3Scale()) -> None:
-        if firmware not in FIRMWARES:
-            raise ConfigError(f"motor '{name}': firmware must be one of {', '.join(FIRMWARES)}, "
-                              f"got {firmware!r}")
+        check_choice(name, "firmware", firmware, FIRMWARES)
         self.firmware = firmware
         self.v3 = firmware == "cubemars_v3"
         if self.v3:

@@ -49,7 +49,7 @@ from rospy_control.hardware_config.document import (
     AttributeReader, non_negative, to_bool, to_float, to_int, to_str,
 )
 from rospy_control.devices.robstride import codec as rs
-from rospy_control.devices.actuator import Capabilities, ControlMode
+from rospy_control.devices.actuator import Capabilities, ControlMode, check_choice
 from rospy_control.devices.request_reply import Command, Reply, RequestReplyActuator
 
 __all__ = ["RobStrideMotor"]
@@ -110,12 +110,8 @@ class RobStrideMotor(RequestReplyActuator):
             self.limits = rs.limits_for(model)
         except ValueError as err:
             raise ConfigError(f"motor '{name}': {err}") from None
-        if position_run_mode not in _POSITION_RUN_MODES:
-            raise ConfigError(f"motor '{name}': position_run_mode must be one of "
-                              f"{', '.join(_POSITION_RUN_MODES)}")
-        if velocity_run_mode not in _VELOCITY_RUN_MODES:
-            raise ConfigError(f"motor '{name}': velocity_run_mode must be one of "
-                              f"{', '.join(_VELOCITY_RUN_MODES)}")
+        check_choice(name, "position_run_mode", position_run_mode, _POSITION_RUN_MODES)
+        check_choice(name, "velocity_run_mode", velocity_run_mode, _VELOCITY_RUN_MODES)
         if position_run_mode == "csp" and model.lower() == "cybergear":
             raise ConfigError(f"motor '{name}': position_run_mode 'csp' (run_mode 5) exists on RobStride "
                               "firmware only, not on the CyberGear")
