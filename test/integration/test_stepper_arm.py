@@ -8,8 +8,8 @@ FollowJointTrajectory client sees it: ``/arm_controller/follow_joint_trajectory`
 fault (injected through the board program's ``--fault-file``) and ``~reset_faults``, the connection
 cut mid-goal (the same file's ``DISCONNECT``: the goal aborts naming the board, the board ramps to a
 stop by itself, the driver reconnects), and the driver frozen by SIGSTOP mid-trajectory.  With
-``~protocol`` = seed (a board speaking seed 004's protocol): open loop, a goal succeeds at its end
-time, ``/diagnostics`` says so, a cancel is not claimed.
+``~protocol`` = original (or its former name seed; a board speaking the original board program's
+protocol): open loop, a goal succeeds at its end time, ``/diagnostics`` says so, a cancel is not claimed.
 """
 from __future__ import annotations
 
@@ -42,7 +42,9 @@ class StepperArmTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls) -> None:
         rospy.init_node("test_stepper_arm")
-        cls.protocol = rospy.get_param("~protocol", "full")
+        # "seed" is the former name of "original", still accepted by the launch file
+        protocol = rospy.get_param("~protocol", "full")
+        cls.protocol = {"seed": "original"}.get(protocol, protocol)
         cls.fault_file = rospy.get_param("~fault_file", "")
         cls.joints = rospy.get_param(ARM + "/joints")
         cls.js = u.JointStates()
@@ -111,7 +113,7 @@ class StepperArmTest(unittest.TestCase):
 
     def test_3_cancel_ramps_to_a_stop_and_preempts(self):
         if self.protocol != "full":
-            self.skipTest("the seed protocol has no cancel (test_seed_*)")
+            self.skipTest("the original protocol has no cancel (test_seed_*)")
         self.settle()
         start = self.here()
         self.send([0.8, 0, 0, 0, 0, 0], duration=3.0)
@@ -127,7 +129,7 @@ class StepperArmTest(unittest.TestCase):
 
     def test_4_replacement_goal_takes_over(self):
         if self.protocol != "full":
-            self.skipTest("the seed board cannot replace a running trajectory")
+            self.skipTest("the original board program cannot replace a running trajectory")
         self.settle()
         first = u.client(ARM, 30.0)
         first.send_goal(u.ramp_goal(self.joints, self.here(), [0.6, 0, 0, 0, 0, 0], 3.0))
@@ -239,8 +241,8 @@ class StepperArmTest(unittest.TestCase):
                                    5.0))
 
     def test_7_seed_open_loop(self):
-        if self.protocol != "seed":
-            self.skipTest("seed protocol only")
+        if self.protocol != "original":
+            self.skipTest("original protocol only")
 
         def says_open_loop():
             return "open loop" in (self.diag.status("robot_hw") or {}).get("message", "")
@@ -253,7 +255,7 @@ class StepperArmTest(unittest.TestCase):
         target = goal.trajectory.points[-1].positions        # /joint_states is the plan: exactly there
         self.assertTrue(u.wait_for(lambda: max(abs(a - b) for a, b in zip(self.here(), target)) < 1e-9, 5.0),
                         (self.here(), target))
-        # a cancel the seed's board cannot honour is not claimed
+        # a cancel the original board program cannot honour is not claimed
         self.send([-0.2, -0.1, 0.1, 0, 0, 0], duration=2.0)
         time.sleep(0.5)
         self.arm.cancel_goal()

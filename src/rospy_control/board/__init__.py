@@ -5,7 +5,7 @@
 * :mod:`~rospy_control.board.core` -- goals, streaming window, scheduled start and splice, cancel,
   faults, pulses from one continuous position function of time per axis.
 * :mod:`~rospy_control.board.backends` -- simulated pulses (recorded) and pigpio waveforms.
-* :mod:`~rospy_control.board.server` -- the TCP server, full protocol or the seed's.
+* :mod:`~rospy_control.board.server` -- the TCP server, full protocol or the original board program's.
 
 Executable: ``scripts/trajectory_board``.  See docs/trajectory_downlink.md.
 """

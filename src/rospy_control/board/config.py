@@ -1,4 +1,4 @@
-"""The board's axes and settings, from a YAML or XML file (or the seed's numbers by default).
+"""The board's axes and settings, from a YAML or XML file (or the original board's numbers by default).
 
 YAML::
 
@@ -20,7 +20,7 @@ from typing import Any, Dict, List, Optional
 
 from ..exceptions import ConfigError
 
-#: the seed's drive: 1.8 deg motor, 2 microsteps, 36:1 gearbox -> 14400 pulses per joint turn
+#: the original board's drive: 1.8 deg motor, 2 microsteps, 36:1 gearbox -> 14400 pulses per joint turn
 SEED_STEPS_PER_RAD = 360.0 / 1.8 * 2 * 36 / (2 * math.pi)     # 2291.83
 
 
@@ -104,7 +104,7 @@ class BoardConfig:
 
 
 def seed_config(n_axes: int = 6, **board: Any) -> BoardConfig:
-    """Six axes at the seed's numbers (2291.8 pulses/rad, pi rad/s = 7.2 kHz)."""
+    """Six axes at the original board's numbers (2291.8 pulses/rad, pi rad/s = 7.2 kHz)."""
     return BoardConfig([AxisConfig(f"joint_{i + 1}") for i in range(n_axes)], **board)
 
 

@@ -1,4 +1,5 @@
-"""The board program's TCP server: the full protocol (one host connection at a time) or the seed's.
+"""The board program's TCP server: the full protocol (one host connection at a time) or the original
+board program's.
 
 Threads: an acceptor, one reader per connection, and the executor, which every ``tick`` checks the
 host's heartbeat and the goals, generates the pulses up to ``now + lookahead`` on the board's clock,
@@ -18,13 +19,14 @@ from typing import Callable, List, Optional
 from . import wire
 from .backends import PulseBackend, SimBackend
 from .config import BoardConfig
+from rospy_control.hardware_config.board import protocol_name
 from .core import (BAD_REQUEST, BoardCore, Nack, OK, PROTOCOL_ERROR, START_MISMATCH, TrajPoint)
 from rospy_control.realtime import start_thread
 
 log = logging.getLogger("rospy_control.board")
 
 FIRMWARE = "rospy_control trajectory_board 1"
-SEED_RECEIVE_TIMEOUT = 10.0      # s, as the seed's board waits for a trajectory's bytes
+SEED_RECEIVE_TIMEOUT = 10.0      # s, as the original board program waits for a trajectory's bytes
 
 
 class BoardClock:
@@ -55,11 +57,10 @@ class BoardServer:
     def __init__(self, config: BoardConfig, backend: Optional[PulseBackend] = None, protocol: str = "full",
                  bind: str = "127.0.0.1", port: int = 0, clock: Optional[BoardClock] = None,
                  tick: float = 0.002, lookahead: float = 0.0, sample_dt: float = 50e-6) -> None:
-        if protocol not in ("full", "seed"):
-            raise ValueError(f"protocol {protocol!r}; expected full or seed")
-        if protocol == "seed":
-            # the seed's board holds a whole trajectory of up to 64 KiB (about 3000 points of one axis,
-            # 1000 of six): that, not the streaming window, is its buffer
+        protocol = protocol_name(protocol)       # :raises ValueError: not a board protocol
+        if protocol == "original":
+            # the original board program holds a whole trajectory of up to 64 KiB (about 3000 points of
+            # one axis, 1000 of six): that, not the streaming window, is its buffer
             min_capacity = wire.SEED_MAX_BYTES // 20
             if config.buffer_capacity < min_capacity:
                 config = copy.copy(config)
@@ -185,7 +186,7 @@ class BoardServer:
                 else:
                     for ev in events:
                         if ev[0] == "fault":
-                            log.error("seed protocol (the host cannot be told): %s", ev[2])
+                            log.error("original protocol (the host cannot be told): %s", ev[2])
             conn = self._conn
             if conn is not None:
                 for env in out:
@@ -370,7 +371,7 @@ class BoardServer:
         except Nack as nack:
             return self._ack(seq, False, nack.code, nack.reason)
 
-    # ---- the seed's protocol ---------------------------------------------------------------------
+    # ---- the original board program's protocol ------------------------------------------------------
 
     def _serve_seed(self, conn: socket.socket, peer: str) -> None:
         """One trajectory per connection: 4-byte LE length + JointTrajectoryPoints, nothing back."""
@@ -383,21 +384,22 @@ class BoardServer:
                 return
             (size,) = struct.unpack("<i", head)
             if size <= 0 or size > wire.SEED_MAX_BYTES:
-                self._error(f"board {name!r} (seed protocol): {peer} announces {size} bytes; the buffer "
+                self._error(f"board {name!r} (original protocol): {peer} announces {size} bytes; the buffer "
                             f"holds {wire.SEED_MAX_BYTES} (buffer is not enough to hold the data); nothing "
                             f"executes")
                 return
             try:
                 payload = wire.recv_exact(conn, size, f"trajectory of {size} bytes from {peer}")
             except (wire.ConnectionClosed, socket.timeout) as err:
-                self._error(f"board {name!r} (seed protocol): {err or 'receive timed out'}; nothing executes")
+                self._error(f"board {name!r} (original protocol): {err or 'receive timed out'}; nothing "
+                            "executes")
                 return
             msg = wire.pb().JointTrajectoryPoints()
             try:
                 msg.ParseFromString(payload)
             except Exception as err:
-                self._error(f"board {name!r} (seed protocol): deserialization failed for {size} bytes from "
-                            f"{peer} ({err}); nothing executes")
+                self._error(f"board {name!r} (original protocol): deserialization failed for {size} bytes "
+                            f"from {peer} ({err}); nothing executes")
                 return
             points = points_from_pb(msg)
             with self.lock:
@@ -419,10 +421,10 @@ class BoardServer:
                     core.start(gid, begin if begin > now else 0.0, now)
                     end = core.active.end if core.active is not None else now
                 except Nack as nack:
-                    self._error(f"board {name!r} (seed protocol): trajectory of {len(points)} points from "
-                                f"{peer} refused: {nack.reason}; nothing executes")
+                    self._error(f"board {name!r} (original protocol): trajectory of {len(points)} points "
+                                f"from {peer} refused: {nack.reason}; nothing executes")
                     return
-            # like the seed's board, the connection stays open until the trajectory has run
+            # like the original board program, the connection stays open until the trajectory has run
             while not self._stop.is_set() and self.clock.now() < end:
                 self._stop.wait(min(0.05, max(0.0, end - self.clock.now())))
         except OSError:

@@ -7,7 +7,7 @@ generated code is never newer than the system's protobuf runtime.  Where no buil
 board program copied onto a Raspberry Pi, the unit tests on a source tree), :func:`pb` runs the
 system ``protoc`` once into a per-user cache -- the same guarantee, the same compiler.
 
-Frames: a 4-byte little-endian length, then that many bytes (the seed's framing).
+Frames: a 4-byte little-endian length, then that many bytes (the original board program's framing).
 """
 from __future__ import annotations
 
@@ -27,13 +27,13 @@ from typing import List, Optional
 from ..exceptions import RospyControlError
 
 PROTOCOL_VERSION = 1
-#: the seed board's receive buffer: a JointTrajectoryPoints larger than this is never sent to it
+#: the original board program's receive buffer: a JointTrajectoryPoints larger than this is never sent to it
 SEED_MAX_BYTES = 64 * 1024
 #: frames of the full protocol are limited too (a garbage length must not make a side allocate GBs)
 DEFAULT_MAX_FRAME_BYTES = 1024 * 1024
 PROTO_FILE = "trajectory_downlink.proto"
 SEED_PROTO_FILE = "jointtrajectory.proto"
-_HEADER = struct.Struct("<i")       # the seed's `int` on x86/ARM: signed 32-bit little-endian
+_HEADER = struct.Struct("<i")       # the original board's `int` on x86/ARM: signed 32-bit little-endian
 
 
 class DownlinkError(RospyControlError):

@@ -127,7 +127,8 @@ class BoardClient:
             sock.close()
             raise BoardUnavailable(f"board at {self.host}:{self.port}: first message is "
                                    f"{env.WhichOneof('body')}, "
-                                   "not a hello (is it a seed-protocol board? use protocol seed)")
+                                   "not a hello (is it a board running the original board program? use "
+                                   "protocol original)")
         hello = env.hello
         if hello.protocol_version != wire.PROTOCOL_VERSION:
             sock.close()

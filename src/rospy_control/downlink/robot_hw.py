@@ -1,4 +1,4 @@
-"""``BoardRobotHW``: the joints of a trajectory board (seed 004) as a RobotHW (ROS-free).
+"""``BoardRobotHW``: the joints of a trajectory board as a RobotHW (ROS-free).
 
 Loaded by the driver node from its private parameters (``config/stepper_arm_robot_hw.yaml``)::
 
@@ -7,10 +7,10 @@ Loaded by the driver node from its private parameters (``config/stepper_arm_robo
       type: rospy_control/BoardRobotHW          # or rospy_control.downlink.robot_hw:BoardRobotHW
       hardware_config: /path/to/stepper_arm_hardware.xml   # the <board> (downlink/hardware_xml.py)
       address: ""                                # optional host:port overriding the XML's
-      protocol: ""                               # optional full | seed overriding the XML's
+      protocol: ""                               # optional full | original overriding the XML's
 
 Interfaces: ``hardware_interface::JointStateInterface`` (positions and velocities from the board's
-feedback; with ``protocol="seed"``, which reports nothing, from the plan) and
+feedback; with ``protocol="original"``, which reports nothing, from the plan) and
 ``hardware_interface::JointTrajectoryInterface`` (the ``pass_through_controllers/JointTrajectoryController``
 sends whole trajectories through it to a :class:`BoardDevice` or :class:`SeedBoardDevice`).
 
@@ -31,6 +31,7 @@ from ..hardware_interface import JointData, JointStateHandle, JointStateInterfac
 from ..hardware_interface.joint_trajectory_interface import JointTrajectoryInterface
 from ..log import get_logger
 from .board_device import BoardDevice
+from ..hardware_config.board import protocol_name
 from .hardware_xml import BoardDescription, parse_board_xml
 from .seed_device import SeedBoardDevice
 
@@ -58,9 +59,12 @@ class BoardRobotHW(RobotHW):
                               robot_hw_nh.resolve_name(key))
         address = robot_hw_nh.get_param("address", "") or None
         protocol = robot_hw_nh.get_param("protocol", "") or None
-        if protocol is not None and protocol not in ("full", "seed"):
-            raise ConfigError(f"expected full or seed, got {protocol!r}",
-                              robot_hw_nh.resolve_name("protocol"))
+        if protocol is not None:
+            try:
+                protocol = protocol_name(protocol)
+            except ValueError:
+                raise ConfigError(f"expected full or original, got {protocol!r}",
+                                  robot_hw_nh.resolve_name("protocol")) from None
         try:
             self.desc = desc = parse_board_xml(path, address=address, protocol=protocol)
         except ConfigError as err:
@@ -73,7 +77,7 @@ class BoardRobotHW(RobotHW):
         if not isinstance(port_file, str):
             raise ConfigError(f"expected a file path or empty, got {port_file!r}",
                               robot_hw_nh.resolve_name("port_file"))
-        self.device = SeedBoardDevice(desc) if desc.protocol == "seed" else BoardDevice(desc)
+        self.device = SeedBoardDevice(desc) if desc.protocol == "original" else BoardDevice(desc)
         self.device.port_file = port_file
         states = []
         for axis in desc.axes:

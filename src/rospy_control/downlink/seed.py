@@ -1,9 +1,9 @@
 """The original board program's protocol, host side: each trajectory on its own TCP connection as a 4-byte
 little-endian length plus a ``JointTrajectoryPoints``, points in the board's axis order, in radians.
 
-The seed's board reads into a 64 KiB buffer and waits forever for a longer message, so nothing
+The original board program reads into a 64 KiB buffer and waits forever for a longer message, so nothing
 larger is ever sent: a trajectory that does not fit is re-sampled (points dropped where the straight
-line between the kept ones -- how the seed's board moves between points -- stays within the path
+line between the kept ones -- how the original board program moves between points -- stays within the path
 tolerance of every dropped point, on every joint), or refused with its size and the limit.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..board import wire
 
 
 class SeedTooLarge(wire.DownlinkError):
-    """The trajectory does not fit the seed board's buffer even re-sampled within the tolerance."""
+    """The trajectory does not fit the original board's buffer even re-sampled within the tolerance."""
 
 
 class SeedSender:
@@ -27,8 +27,8 @@ class SeedSender:
 
     :param axis_names: the board's axes (joint names) in its order: the order positions are sent in.
     :param path_tolerance: the largest deviation (rad) re-sampling may cause at a dropped point.
-    :param include_derivatives: send velocities and accelerations too (the seed's own client sends
-        positions only and its board reads only positions; they cost 2/3 of the bytes).
+    :param include_derivatives: send velocities and accelerations too (the original board program's own
+        client sends positions only and its board reads only positions; they cost 2/3 of the bytes).
     """
 
     def __init__(self, host: str, port: int, axis_names: Sequence[str], max_bytes: int = wire.SEED_MAX_BYTES,
@@ -45,7 +45,7 @@ class SeedSender:
 
     @property
     def board_name(self) -> str:
-        return f"seed board at {self.host}:{self.port}"
+        return f"original board at {self.host}:{self.port}"
 
     def order(self, joint_names: Sequence[str], points: Sequence[TrajPoint]) -> List[TrajPoint]:
         names = list(joint_names)
@@ -57,7 +57,7 @@ class SeedSender:
         if missing:
             raise wire.DownlinkError(f"{self.board_name}: the trajectory leaves axis/axes "
                                      f"{', '.join(missing)} "
-                                     "out; the seed's board takes every axis in every point")
+                                     "out; the original board program takes every axis in every point")
         idx = [names.index(a) for a in self.axis_names]
 
         def pick(arr):
@@ -90,10 +90,9 @@ class SeedSender:
         if len(small) > self.max_bytes:
             raise SeedTooLarge(
                 f"{self.board_name}: the trajectory of {len(ordered)} points is {len(data)} bytes; the "
-                f"seed's "
-                f"board holds at most {self.max_bytes} bytes, and re-sampled within the path tolerance "
-                f"{self.path_tolerance:g} rad it still needs {len(reduced)} points ({len(small)} bytes); "
-                f"not sent")
+                f"original board holds at most {self.max_bytes} bytes, and re-sampled within the path "
+                f"tolerance {self.path_tolerance:g} rad it still needs {len(reduced)} points "
+                f"({len(small)} bytes); not sent")
         self.last_info.update(sent_points=len(reduced), resampled=True, max_deviation=dev,
                               bytes_sent=len(small))
         return small

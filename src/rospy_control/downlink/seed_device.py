@@ -1,4 +1,4 @@
-"""``SeedBoardDevice``: a board running seed 004's code (open loop) behind
+"""``SeedBoardDevice``: a board running the original board program (open loop) behind
 :class:`~rospy_control.downlink.robot_hw.BoardRobotHW`'s trajectory interface."""
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ __all__ = ["SeedBoardDevice"]
 
 
 class SeedBoardDevice(TrajectoryDevice):
-    """A board running seed 004's code: open loop.  Each trajectory goes on its own connection; the
+    """A board running the original board program: open loop.  Each trajectory goes on its own connection; the
     joints' state is the plan; a goal succeeds once its time has run out; a cancel or a replacement,
     which that board cannot honour, is reported as not honoured (aborted / refused), never claimed."""
 
@@ -46,7 +46,7 @@ class SeedBoardDevice(TrajectoryDevice):
 
     @property
     def label(self) -> str:
-        return f"'{self.desc.name}' ({self.desc.address}, seed protocol)"
+        return f"'{self.desc.name}' ({self.desc.address}, original protocol)"
 
     def start(self) -> None:
         pass
@@ -75,8 +75,8 @@ class SeedBoardDevice(TrajectoryDevice):
         return P[k] + w * (P[k + 1] - P[k]), (P[k + 1] - P[k]) / (t[k + 1] - t[k])
 
     def snapshot(self) -> Snapshot:
-        """The plan now (the seed's board reports nothing); also handed to the controller as feedback,
-        marked open loop, so its tolerance checks see the plan and nothing else."""
+        """The plan now (the original board program reports nothing); also handed to the controller as
+        feedback, marked open loop, so its tolerance checks see the plan and nothing else."""
         now = self.clock()
         p, v = self.plan_state(now)
         plan = self._plan
@@ -85,7 +85,8 @@ class SeedBoardDevice(TrajectoryDevice):
         self.publish_feedback(TrajectoryFeedback(
             stamp=now, positions=list(p), velocities=list(v), goal_id=goal,
             time_from_start=(now - plan[1]) if goal is not None and plan is not None else None,
-            desired_positions=list(p) if goal is not None else None, state="open loop (seed protocol): plan"))
+            desired_positions=list(p) if goal is not None else None,
+            state="open loop (original protocol): plan"))
         return Snapshot(list(p), list(v), None)
 
     def running(self, now: float) -> Optional[int]:
@@ -101,8 +102,8 @@ class SeedBoardDevice(TrajectoryDevice):
         if busy is not None:
             _, start, t, _ = self._plan  # type: ignore[misc]
             return (f"board {self.label} is executing goal {busy} until {start + t[-1] - now:.2f} s from now "
-                    "and cannot replace it (the seed protocol has no cancel or splice); send the goal after "
-                    "it ends")
+                    "and cannot replace it (the original protocol has no cancel or splice); send the goal "
+                    "after it ends")
         if not request.points:
             self.report_accepted(request.goal_id)
             self.report_succeeded(request.goal_id)
@@ -110,10 +111,10 @@ class SeedBoardDevice(TrajectoryDevice):
         order = [request.joint_names.index(j) for j in self.joint_names] \
             if set(request.joint_names) == set(self.joint_names) else None
         if order is None:
-            return (f"board {self.label}: the trajectory names {request.joint_names}; the seed board takes "
-                    f"every axis ({', '.join(self.joint_names)}) in every point")
+            return (f"board {self.label}: the trajectory names {request.joint_names}; the original board "
+                    f"program takes every axis ({', '.join(self.joint_names)}) in every point")
         pts = points_of(request)
-        # the seed's board starts at once from where it is: the plan starts at its current position
+        # the original board program starts at once from where it is: the plan starts at its current position
         if pts[0].t > 1e-9:
             here = [float(self._position[self.joint_names.index(j)]) for j in request.joint_names]
             pts.insert(0, TrajPoint(0.0, here))
@@ -188,8 +189,9 @@ class SeedBoardDevice(TrajectoryDevice):
         remaining = plan[1] + plan[2][-1] - now
         if remaining <= 0:
             return
-        logger.warning("board %s: cancel of goal %d NOT honoured: the seed protocol cannot stop the board; "
-                       "it keeps moving for %.2f s to the trajectory's end", self.label, goal_id, remaining)
+        logger.warning("board %s: cancel of goal %d NOT honoured: the original protocol cannot stop the "
+                       "board; it keeps moving for %.2f s to the trajectory's end", self.label, goal_id,
+                       remaining)
         self._plan = (-1, plan[1], plan[2], plan[3])    # the plan goes on; the goal is no longer ours
         self.report_aborted(goal_id, f"cancel not honoured: the seed-protocol board {self.label} cannot "
                             "stop; "
@@ -209,5 +211,5 @@ class SeedBoardDevice(TrajectoryDevice):
             values.append(("last trajectory", ", ".join(f"{k}={v}" for k, v in info.items())))
         if self.last_error:
             values.append(("last error", self.last_error))
-        return {"values": values, "warning": "open loop (seed protocol): /joint_states is the plan, not "
+        return {"values": values, "warning": "open loop (original protocol): /joint_states is the plan, not "
                                              "measured", "error": None}

@@ -15,7 +15,7 @@
 
 The root element may also be the ``<board>`` itself.  Per axis, the pulses per joint radian are
 either ``steps_per_rad`` (given directly, at the joint) or ``motor_steps_per_rev`` x ``microsteps``
-/ 2 pi x ``reduction`` (the seed's 1.8 deg motor, 2 microsteps, 36:1 -> 2291.8 pulses/rad); the
+/ 2 pi x ``reduction`` (the original board's 1.8 deg motor, 2 microsteps, 36:1 -> 2291.8 pulses/rad); the
 ``reduction`` is the transmission between motor and joint (a simple reduction, as ros_control's
 ``SimpleTransmission``), ``direction`` (1 or -1) which way the motor turns for a positive joint
 motion.  Every error names file:line, element, attribute and value.
@@ -34,9 +34,24 @@ from rospy_control.exceptions import ConfigError
 from .document import AttributeReader, ElementInfo, to_float, to_int, to_str
 from .reader import read_xml
 
-__all__ = ["BoardAxis", "BoardDescription", "parse_board_xml", "PROTOCOLS"]
+__all__ = ["BoardAxis", "BoardDescription", "parse_board_xml", "PROTOCOLS", "protocol_name"]
 
-PROTOCOLS = ("full", "seed")
+#: the board protocols: ``full`` (streamed, closed loop) and ``original`` (the original board program's:
+#: one trajectory per connection, open loop)
+PROTOCOLS = ("full", "original")
+#: former names still accepted
+PROTOCOL_ALIASES = {"seed": "original"}
+
+
+def protocol_name(text: str) -> str:
+    """The board protocol ``text`` names (a former name gives the current one).
+
+    :raises ValueError: not a board protocol."""
+    name = text.strip()
+    name = PROTOCOL_ALIASES.get(name, name)
+    if name not in PROTOCOLS:
+        raise ValueError(f"board protocol {text!r}; expected full or original")
+    return name
 
 
 class BoardAxis(NamedTuple):
@@ -65,7 +80,7 @@ class BoardDescription(NamedTuple):
     buffer_capacity: int
     feedback_rate: float
     start_tolerance: float
-    path_tolerance: float      #: seed protocol: largest deviation re-sampling may cause (rad)
+    path_tolerance: float      #: original protocol: largest deviation re-sampling may cause (rad)
     axes: Tuple[BoardAxis, ...]
     source: str
     line: Optional[int]
@@ -93,12 +108,10 @@ _address.expected = "host:port with a port in 1..65535"  # type: ignore[attr-def
 
 
 def _protocol(text: str) -> str:
-    if text.strip() not in PROTOCOLS:
-        raise ValueError(text)
-    return text.strip()
+    return protocol_name(text)
 
 
-_protocol.expected = "full or seed"  # type: ignore[attr-defined]
+_protocol.expected = "full or original"  # type: ignore[attr-defined]
 
 
 def _direction(text: str) -> int:
@@ -120,7 +133,7 @@ def parse_board_xml(source: str, address: Optional[str] = None,
     """The ``<board>`` of a hardware XML (a path, or the XML text itself starting with ``<``).
 
     :param address: ``host:port`` overriding the XML's (a launch argument), or None.
-    :param protocol: ``full``/``seed`` overriding the XML's, or None.
+    :param protocol: ``full``/``original`` overriding the XML's, or None.
     :raises ConfigError: naming file:line, element, attribute and value.
     """
     top = read_xml(source, cannot_read="cannot read the hardware XML")
@@ -146,9 +159,11 @@ def parse_board_xml(source: str, address: Optional[str] = None,
             raise ConfigError(f"board address override '{address}': expected host:port", name) from None
     proto = r.get("protocol", _protocol, "full")
     if protocol:
-        if protocol not in PROTOCOLS:
-            raise ConfigError(f"board protocol override '{protocol}': expected full or seed", name)
-        proto = protocol
+        try:
+            proto = protocol_name(protocol)
+        except ValueError:
+            raise ConfigError(f"board protocol override '{protocol}': expected full or original",
+                              name) from None
     hb = r.get("heartbeat_period", to_float, 0.2, _positive, "a number > 0 (s)")
     timeout = r.get("board_timeout", to_float, 1.0, _positive, "a number > 0 (s)")
     board_hb = r.get("heartbeat_timeout", to_float, 1.5, _positive, "a number > 0 (s)")

@@ -2,7 +2,7 @@
 
 Some hardware is not commanded set-point by set-point: a controller board, a robot controller or a
 drive takes a whole trajectory, interpolates it on its own clock and reports back (UR's
-pass-through controllers, seed 004's board).  This interface is what such a RobotHW exposes; the
+pass-through controllers, the original board program).  This interface is what such a RobotHW exposes; the
 ``pass_through_controllers/JointTrajectoryController`` uses it to serve ``follow_joint_trajectory``.
 
 Design (in the spirit of UR's ``TrajectoryInterface``, for a device that executes *remotely*):

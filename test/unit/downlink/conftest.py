@@ -1,4 +1,5 @@
-"""Fixtures of the trajectory downlink tests: the seed's own .proto compiled by protoc, boards."""
+"""Fixtures of the trajectory downlink tests: the original board program's own .proto compiled by
+protoc, boards."""
 from __future__ import annotations
 
 import os
@@ -12,7 +13,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 
 @pytest.fixture(scope="session")
 def seed_pb(tmp_path_factory):
-    """The seed's jointtrajectory.proto (shipped verbatim in proto/) compiled by the system protoc."""
+    """The original board program's jointtrajectory.proto (shipped verbatim in proto/) compiled by the
+    system protoc."""
     out = tmp_path_factory.mktemp("seed_proto")
     path = wire.compile_proto(os.path.join(REPO, "proto", wire.SEED_PROTO_FILE), str(out))
     return wire.load_module(path, "jointtrajectory_pb2")

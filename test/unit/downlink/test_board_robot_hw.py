@@ -108,8 +108,10 @@ def test_the_stepper_arm_xml_has_the_seed_numbers_and_the_board_program_runs_the
     cfg = board_config(desc)
     assert [a.name for a in cfg.axes] == JOINTS
     assert [a.direction for a in cfg.axes] == [1, 1, -1, 1, 1, -1]
-    over = parse_board_xml(XML, address="10.0.0.7:9000", protocol="seed")
-    assert (over.host, over.port, over.protocol) == ("10.0.0.7", 9000, "seed")
+    over = parse_board_xml(XML, address="10.0.0.7:9000", protocol="original")
+    assert (over.host, over.port, over.protocol) == ("10.0.0.7", 9000, "original")
+    # the protocol's former name still works
+    assert parse_board_xml(XML, protocol="seed").protocol == "original"
 
 
 @pytest.mark.parametrize("axis, expected", [
@@ -222,7 +224,7 @@ def test_seed_protocol_open_loop_goal_succeeds_at_its_end_and_cancel_is_not_clai
         assert positions(rig) == pytest.approx(target, abs=1e-9)     # the plan
         # the board executed it (its steps) -- checked on the board program's side
         assert rig.run_until(lambda: server.core.feedback(server.clock.now())["actual"] is not None, 1.0)
-        # a cancel the seed board cannot honour is reported as not honoured
+        # a cancel the original board program cannot honour is reported as not honoured
         handle = client.send_goal(goal([0.0] * 6, duration=1.5, start=target))
         rig.run_until(lambda: False, 0.3)
         handle.cancel()
@@ -253,7 +255,7 @@ def test_seed_protocol_oversize_is_resampled_within_tolerance_or_rejected_naming
     try:
         client = InMemoryActionClient(rig.root_nh, "arm_controller/follow_joint_trajectory")
         device = rig.robot_hw.device
-        # 1500 points on a straight line: 90 KB as given, re-sampled to fit (the seed board's 64 KiB)
+        # 1500 points on a straight line: 90 KB as given, re-sampled to fit (the original board's 64 KiB)
         # (stamped ahead: validating 1500 points takes the controller a while, and an open-loop board
         # started late lags its plan by as much)
         many = _many_points(1500, 0.002, 0.0)

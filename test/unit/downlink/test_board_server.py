@@ -1,4 +1,5 @@
-"""The board program over TCP (127.0.0.1): handshake, bad frames, and the seed's protocol."""
+"""The board program over TCP (127.0.0.1): handshake, bad frames, and the original board program's
+protocol."""
 from __future__ import annotations
 
 import socket
@@ -131,7 +132,7 @@ def test_short_frame_executes_nothing(board_factory):
     assert server.backend.pulse_total == [0]
 
 
-# ---- seed protocol -------------------------------------------------------------------------------
+# ---- original protocol -------------------------------------------------------------------------------
 
 def seed_bytes(seed_pb, pts, with_derivatives=False):
     msg = seed_pb.JointTrajectoryPoints()

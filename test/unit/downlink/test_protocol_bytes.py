@@ -1,4 +1,4 @@
-"""The wire format, byte for byte, and its compatibility with the seed's own .proto."""
+"""The wire format, byte for byte, and its compatibility with the original board program's own .proto."""
 from __future__ import annotations
 
 import socket

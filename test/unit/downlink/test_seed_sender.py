@@ -1,4 +1,4 @@
-"""The seed-mode sender: the seed's framing and message, axis order, the 64 KiB limit."""
+"""The seed-mode sender: the original board program's framing and message, axis order, the 64 KiB limit."""
 from __future__ import annotations
 
 import socket
@@ -19,7 +19,7 @@ AXES = [f"joint_{i}" for i in range(1, 7)]
 
 
 class Listener:
-    """A plain TCP server that keeps what each connection sent (a seed board that only reads)."""
+    """A plain TCP server that keeps what each connection sent (an original board that only reads)."""
 
     def __init__(self):
         self.sock = socket.socket()
@@ -85,7 +85,7 @@ def test_missing_or_unknown_joint(listener):
     sender = SeedSender("127.0.0.1", listener.port, AXES)
     with pytest.raises(wire.DownlinkError, match="leaves axis/axes joint_6 out"):
         sender.send(AXES[:5], [TrajPoint(0, [0.0] * 5)])
-    with pytest.raises(wire.DownlinkError, match="joint 'elbow' is not an axis of the seed board"):
+    with pytest.raises(wire.DownlinkError, match="joint 'elbow' is not an axis of the original board"):
         sender.send(AXES[:5] + ["elbow"], [TrajPoint(0, [0.0] * 6)])
     assert listener.received == []
 
