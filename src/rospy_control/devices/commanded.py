@@ -82,11 +82,8 @@ class CommandedActuator(ActuatorUnit):
         self.joint = joint
         self.max_temperature = max_temperature
         self.watchdog_mode = mode
-        self.position_kp = position_kp
-        self.position_kd = position_kd
-        self.velocity_kd = velocity_kd
-        self.rejected_commands = 0
-        self.watchdog_trips = 0
+        self.position_kp, self.position_kd, self.velocity_kd = position_kp, position_kd, velocity_kd
+        self.rejected_commands = self.watchdog_trips = 0
         self._non_finite_log = Throttle(5.0)
         self._exit_sent = False
         # the encoded frame of the last command object (commands are immutable: same object, same bytes)

@@ -45,6 +45,7 @@ logger = get_logger(__name__)
 
 
 _LIMP = Command(ControlMode.NONE)
+_D = CommandedActuator     # the defaults every actuator shares
 
 
 class RequestReplyActuator(CommandedActuator):
@@ -70,19 +71,16 @@ class RequestReplyActuator(CommandedActuator):
     REPLY_DLC: ClassVar[int] = 8
     #: commands and replies use 29-bit ids
     EXTENDED_IDS: ClassVar[bool] = False
-    DEFAULT_DIRECTION = CommandedActuator.DEFAULT_DIRECTION
-    DEFAULT_ZERO_OFFSET = CommandedActuator.DEFAULT_ZERO_OFFSET
-    DEFAULT_POSITION_KP = CommandedActuator.DEFAULT_POSITION_KP
-    DEFAULT_POSITION_KD = CommandedActuator.DEFAULT_POSITION_KD
-    DEFAULT_VELOCITY_KD = CommandedActuator.DEFAULT_VELOCITY_KD
-    DEFAULT_MAX_TEMPERATURE = CommandedActuator.DEFAULT_MAX_TEMPERATURE
+    # (the defaults every actuator shares, DEFAULT_DIRECTION ... DEFAULT_MAX_TEMPERATURE, are
+    # CommandedActuator's)
     DEFAULT_WATCHDOG_MODE = "position"
     DEFAULT_FIRMWARE_TIMEOUT = 0.0
 
-    def __init__(self, name: str, can_id: int, direction: int = DEFAULT_DIRECTION,
-                 zero_offset: float = DEFAULT_ZERO_OFFSET, joint: Optional[str] = None,
-                 position_kp: float = DEFAULT_POSITION_KP, position_kd: float = DEFAULT_POSITION_KD,
-                 velocity_kd: float = DEFAULT_VELOCITY_KD, max_temperature: float = DEFAULT_MAX_TEMPERATURE,
+    def __init__(self, name: str, can_id: int, direction: int = _D.DEFAULT_DIRECTION,
+                 zero_offset: float = _D.DEFAULT_ZERO_OFFSET, joint: Optional[str] = None,
+                 position_kp: float = _D.DEFAULT_POSITION_KP, position_kd: float = _D.DEFAULT_POSITION_KD,
+                 velocity_kd: float = _D.DEFAULT_VELOCITY_KD,
+                 max_temperature: float = _D.DEFAULT_MAX_TEMPERATURE,
                  fault_timeout: Optional[float] = None, watchdog_mode: Optional[str] = None,
                  firmware_timeout: float = DEFAULT_FIRMWARE_TIMEOUT) -> None:
         super().__init__(name, can_id, fault_timeout)

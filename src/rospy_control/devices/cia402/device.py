@@ -101,7 +101,6 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
     #: SDO requests sent at most (the first and the repetitions after a timeout)
     SDO_TRIES = 2
     DEFAULT_TRANSITION_TIMEOUT = 0.5
-    DEFAULT_MAX_TEMPERATURE = 90.0
     #: an event-driven RPDO (type 254/255) is sent on change and at least this often (s)
     EVENT_REFRESH = 0.1
     #: NMT commands are not acknowledged: "start remote node" is sent again this often (s) until a
@@ -117,7 +116,8 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
                  heartbeat: float = DEFAULT_HEARTBEAT, heartbeat_timeout: Optional[float] = None,
                  boot_timeout: float = DEFAULT_BOOT_TIMEOUT, sdo_timeout: float = DEFAULT_SDO_TIMEOUT,
                  direction: int = 1, zero_offset: float = 0.0, joint: Optional[str] = None,
-                 max_temperature: float = DEFAULT_MAX_TEMPERATURE, fault_timeout: Optional[float] = None,
+                 max_temperature: float = StreamedStateActuator.DEFAULT_MAX_TEMPERATURE,
+                 fault_timeout: Optional[float] = None,
                  watchdog_mode: Optional[str] = None,
                  rpdos: Optional[Dict[int, Tuple[List[Tuple[int, int, int]], int]]] = None,
                  tpdos: Optional[Dict[int, Tuple[List[Tuple[int, int, int]], int]]] = None,

@@ -18,6 +18,8 @@ from rospy_control.devices.actuator import WATCHDOG_MODES, Capabilities, Control
 from rospy_control.devices.unit import SharedReply, frame_bits
 from rospy_control.devices.request_reply import Command, Reply, RequestReplyActuator
 
+_D = RequestReplyActuator   # the defaults every actuator shares
+
 logger = get_logger(__name__)
 
 _U64 = struct.Struct(">Q")
@@ -112,22 +114,16 @@ class Motor(RequestReplyActuator):
     UNIT_KIND = "motor"
     # Defaults of the constructor's arguments, which are also the hardware XML's (docs/hardware_xml.md).
     DEFAULT_LIMITS = mit.MitLimits()
-    DEFAULT_DIRECTION = 1
-    DEFAULT_ZERO_OFFSET = 0.0
-    DEFAULT_POSITION_KP = 20.0
-    DEFAULT_POSITION_KD = 0.5
-    DEFAULT_VELOCITY_KD = 1.0
     DEFAULT_REPLY_DLC = 8
-    DEFAULT_MAX_TEMPERATURE = 90.0
     #: used when neither the configuration nor :meth:`set_watchdog_mode` chose one
     DEFAULT_WATCHDOG_MODE = "position"
     DEFAULT_FIRMWARE_TIMEOUT = 0.0
 
     def __init__(self, name: str, can_id: int, limits: mit.MitLimits = DEFAULT_LIMITS,
-                 direction: int = DEFAULT_DIRECTION, zero_offset: float = DEFAULT_ZERO_OFFSET,
-                 joint: Optional[str] = None, position_kp: float = DEFAULT_POSITION_KP,
-                 position_kd: float = DEFAULT_POSITION_KD, velocity_kd: float = DEFAULT_VELOCITY_KD,
-                 reply_dlc: int = DEFAULT_REPLY_DLC, max_temperature: float = DEFAULT_MAX_TEMPERATURE,
+                 direction: int = _D.DEFAULT_DIRECTION, zero_offset: float = _D.DEFAULT_ZERO_OFFSET,
+                 joint: Optional[str] = None, position_kp: float = _D.DEFAULT_POSITION_KP,
+                 position_kd: float = _D.DEFAULT_POSITION_KD, velocity_kd: float = _D.DEFAULT_VELOCITY_KD,
+                 reply_dlc: int = DEFAULT_REPLY_DLC, max_temperature: float = _D.DEFAULT_MAX_TEMPERATURE,
                  fault_timeout: Optional[float] = None, watchdog_mode: Optional[str] = None,
                  firmware_timeout: float = DEFAULT_FIRMWARE_TIMEOUT, firmware: str = "mit",
                  frame_layout: str = cm.LAYOUT_V3, scale: cm.CubeMarsV3Scale = cm.CubeMarsV3Scale()) -> None:
