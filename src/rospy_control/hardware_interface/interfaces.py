@@ -1,4 +1,8 @@
-"""The standard hardware interfaces (ros_control names) and our :class:`ContactSensorInterface`."""
+"""The standard hardware interfaces (ros_control names) and our :class:`ContactSensorInterface`.
+
+Each standard interface is named as ros_control names it: ``TYPE_NAME`` ``hardware_interface::<Class>``
+(the demangled C++ name), ``LOOKUP_NAME`` ``hardware_interface/<Class>`` (URDF and YAML).
+"""
 from __future__ import annotations
 
 from rospy_control.hardware_interface.handles import (
@@ -38,8 +42,6 @@ __all__ = [
 class JointStateInterface(ResourceManager):
     """Read joint states (non-claiming)."""
 
-    TYPE_NAME = "hardware_interface::JointStateInterface"
-    LOOKUP_NAME = "hardware_interface/JointStateInterface"
     CLAIMS = False
     HANDLE_TYPE = JointStateHandle
 
@@ -47,8 +49,6 @@ class JointStateInterface(ResourceManager):
 class JointCommandInterface(ResourceManager):
     """Command joints with one value each (claiming).  Use the Position/Velocity/Effort subclasses."""
 
-    TYPE_NAME = "hardware_interface::JointCommandInterface"
-    LOOKUP_NAME = "hardware_interface/JointCommandInterface"
     CLAIMS = True
     HANDLE_TYPE = JointHandle
 
@@ -56,29 +56,18 @@ class JointCommandInterface(ResourceManager):
 class PositionJointInterface(JointCommandInterface):
     """Command joint positions (rad or m)."""
 
-    TYPE_NAME = "hardware_interface::PositionJointInterface"
-    LOOKUP_NAME = "hardware_interface/PositionJointInterface"
-
 
 class VelocityJointInterface(JointCommandInterface):
     """Command joint velocities (rad/s or m/s)."""
-
-    TYPE_NAME = "hardware_interface::VelocityJointInterface"
-    LOOKUP_NAME = "hardware_interface/VelocityJointInterface"
 
 
 class EffortJointInterface(JointCommandInterface):
     """Command joint efforts (N·m or N)."""
 
-    TYPE_NAME = "hardware_interface::EffortJointInterface"
-    LOOKUP_NAME = "hardware_interface/EffortJointInterface"
-
 
 class PosVelJointInterface(ResourceManager):
     """Command joint position and velocity together (claiming)."""
 
-    TYPE_NAME = "hardware_interface::PosVelJointInterface"
-    LOOKUP_NAME = "hardware_interface/PosVelJointInterface"
     CLAIMS = True
     HANDLE_TYPE = PosVelJointHandle
 
@@ -86,8 +75,6 @@ class PosVelJointInterface(ResourceManager):
 class PosVelAccJointInterface(ResourceManager):
     """Command joint position, velocity and acceleration together (claiming)."""
 
-    TYPE_NAME = "hardware_interface::PosVelAccJointInterface"
-    LOOKUP_NAME = "hardware_interface/PosVelAccJointInterface"
     CLAIMS = True
     HANDLE_TYPE = PosVelAccJointHandle
 
@@ -95,8 +82,6 @@ class PosVelAccJointInterface(ResourceManager):
 class ActuatorStateInterface(ResourceManager):
     """Read actuator states (non-claiming)."""
 
-    TYPE_NAME = "hardware_interface::ActuatorStateInterface"
-    LOOKUP_NAME = "hardware_interface/ActuatorStateInterface"
     CLAIMS = False
     HANDLE_TYPE = ActuatorStateHandle
 
@@ -104,32 +89,25 @@ class ActuatorStateInterface(ResourceManager):
 class ActuatorCommandInterface(ResourceManager):
     """Command actuators (actuator interfaces never claim, as in ros_control)."""
 
-    TYPE_NAME = "hardware_interface::ActuatorCommandInterface"
-    LOOKUP_NAME = "hardware_interface/ActuatorCommandInterface"
     CLAIMS = False
     HANDLE_TYPE = ActuatorHandle
 
 
 class PositionActuatorInterface(ActuatorCommandInterface):
-    TYPE_NAME = "hardware_interface::PositionActuatorInterface"
-    LOOKUP_NAME = "hardware_interface/PositionActuatorInterface"
+    """ros_control's ``hardware_interface::PositionActuatorInterface``."""
 
 
 class VelocityActuatorInterface(ActuatorCommandInterface):
-    TYPE_NAME = "hardware_interface::VelocityActuatorInterface"
-    LOOKUP_NAME = "hardware_interface/VelocityActuatorInterface"
+    """ros_control's ``hardware_interface::VelocityActuatorInterface``."""
 
 
 class EffortActuatorInterface(ActuatorCommandInterface):
-    TYPE_NAME = "hardware_interface::EffortActuatorInterface"
-    LOOKUP_NAME = "hardware_interface/EffortActuatorInterface"
+    """ros_control's ``hardware_interface::EffortActuatorInterface``."""
 
 
 class ImuSensorInterface(ResourceManager):
     """Read IMUs (non-claiming)."""
 
-    TYPE_NAME = "hardware_interface::ImuSensorInterface"
-    LOOKUP_NAME = "hardware_interface/ImuSensorInterface"
     CLAIMS = False
     HANDLE_TYPE = ImuSensorHandle
 
@@ -137,8 +115,6 @@ class ImuSensorInterface(ResourceManager):
 class ForceTorqueSensorInterface(ResourceManager):
     """Read force/torque sensors (non-claiming)."""
 
-    TYPE_NAME = "hardware_interface::ForceTorqueSensorInterface"
-    LOOKUP_NAME = "hardware_interface/ForceTorqueSensorInterface"
     CLAIMS = False
     HANDLE_TYPE = ForceTorqueSensorHandle
 
@@ -146,8 +122,6 @@ class ForceTorqueSensorInterface(ResourceManager):
 class JointModeInterface(ResourceManager):
     """Read and set joint command modes (non-claiming, as ros_control's ``DontClaimResources``)."""
 
-    TYPE_NAME = "hardware_interface::JointModeInterface"
-    LOOKUP_NAME = "hardware_interface/JointModeInterface"
     CLAIMS = False
     HANDLE_TYPE = JointModeHandle
 
@@ -164,3 +138,13 @@ class ContactSensorInterface(ResourceManager):
     LOOKUP_NAME = "rospy_control/ContactSensorInterface"
     CLAIMS = False
     HANDLE_TYPE = ContactSensorHandle
+
+
+# the standard interfaces: named as ros_control names them
+for _cls in (JointStateInterface, JointCommandInterface, PositionJointInterface, VelocityJointInterface,
+             EffortJointInterface, PosVelJointInterface, PosVelAccJointInterface, ActuatorStateInterface,
+             ActuatorCommandInterface, PositionActuatorInterface, VelocityActuatorInterface,
+             EffortActuatorInterface, ImuSensorInterface, ForceTorqueSensorInterface, JointModeInterface):
+    _cls.TYPE_NAME = "hardware_interface::" + _cls.__name__
+    _cls.LOOKUP_NAME = "hardware_interface/" + _cls.__name__
+del _cls

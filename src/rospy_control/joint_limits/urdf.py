@@ -50,11 +50,14 @@ def _float(element, attribute: str, default: Optional[float] = 0.0) -> float:
             f"a non-numeric '{attribute}' attribute '{text}'.") from None
 
 
+def _child(joint, tag: str):
+    """The URDF joint element's ``<tag>`` child (None: no joint, or no such child)."""
+    return None if joint is None else joint.find(tag)
+
+
 def get_joint_limits(joint, limits: JointLimits) -> bool:
     """Fill ``limits`` from the joint's ``<limit>``; False (``limits`` untouched) without one."""
-    if joint is None:
-        return False
-    limit = joint.find("limit")
+    limit = _child(joint, "limit")
     if limit is None:
         return False
     joint_type = joint.get("type", "")
@@ -75,9 +78,7 @@ def get_joint_limits(joint, limits: JointLimits) -> bool:
 
 def get_soft_joint_limits(joint, soft_limits: SoftJointLimits) -> bool:
     """Fill ``soft_limits`` from ``<safety_controller>``; False without one."""
-    if joint is None:
-        return False
-    safety = joint.find("safety_controller")
+    safety = _child(joint, "safety_controller")
     if safety is None:
         return False
     soft_limits.min_position = _float(safety, "soft_lower_limit")

@@ -318,6 +318,15 @@ def reload_libraries_with(client: ControllerManagerClient, force_kill: bool, res
     return ok
 
 
+def _logged(ok: bool, success: str, failure: str) -> bool:
+    """``ok``, with the stock tools' line logged: ``success`` (info) or ``failure`` (error)."""
+    if ok:
+        logger.info("%s", success)
+    else:
+        logger.error("%s", failure)
+    return ok
+
+
 def list_controllers(namespace: str = "", timeout: Optional[float] = DEFAULT_TIMEOUT) -> List[Any]:
     """The loaded controllers (``controller_manager_msgs/ControllerState``), in load order."""
     return _client(namespace, timeout).list_controllers()
@@ -325,12 +334,8 @@ def list_controllers(namespace: str = "", timeout: Optional[float] = DEFAULT_TIM
 
 def load_controller(name: str, namespace: str = "", timeout: Optional[float] = DEFAULT_TIMEOUT) -> bool:
     """Load controller ``name``; True on success."""
-    ok = _client(namespace, timeout).load_controller(name)
-    if ok:
-        logger.info("Loaded '%s'", name)
-    else:
-        logger.error("Error when loading '%s'", name)
-    return ok
+    return _logged(_client(namespace, timeout).load_controller(name), f"Loaded '{name}'",
+                   f"Error when loading '{name}'")
 
 
 def load_with(client: "ControllerManagerClient", name: str, report: Callable[[str], None]) -> bool:
@@ -342,12 +347,8 @@ def load_with(client: "ControllerManagerClient", name: str, report: Callable[[st
 
 def unload_controller(name: str, namespace: str = "", timeout: Optional[float] = DEFAULT_TIMEOUT) -> bool:
     """Unload controller ``name`` (it must not be running); True on success."""
-    ok = _client(namespace, timeout).unload_controller(name)
-    if ok:
-        logger.info("Unloaded '%s' successfully", name)
-    else:
-        logger.error("Error when unloading '%s'", name)
-    return ok
+    return _logged(_client(namespace, timeout).unload_controller(name), f"Unloaded '{name}' successfully",
+                   f"Error when unloading '{name}'")
 
 
 def start_controller(name: str, namespace: str = "", timeout: Optional[float] = DEFAULT_TIMEOUT) -> bool:
