@@ -77,11 +77,8 @@ class CommandedActuator(ActuatorUnit):
         mode = watchdog_mode if watchdog_mode is not None else default_watchdog_mode
         if mode not in self.HOLD_MODES:
             raise ConfigError(f"{who}: watchdog_mode must be {self._hold_modes_text()}, got {mode!r}")
-        self.direction = direction
-        self.zero_offset = zero_offset
-        self.joint = joint
-        self.max_temperature = max_temperature
-        self.watchdog_mode = mode
+        self.direction, self.zero_offset = direction, zero_offset
+        self.joint, self.max_temperature, self.watchdog_mode = joint, max_temperature, mode
         self.position_kp, self.position_kd, self.velocity_kd = position_kp, position_kd, velocity_kd
         self.rejected_commands = self.watchdog_trips = 0
         self._non_finite_log = Throttle(5.0)
