@@ -236,8 +236,9 @@ class PeriodicWorker:
     (no active goal, no event to relay) the thread sleeps without a timeout until :meth:`wake` (a
     goal accepted) -- an idle controller's monitor costs nothing.  While ``pending()`` is True it
     ticks at ``rate`` exactly as without it.  :meth:`poll` in threaded mode wakes a sleeping thread
-    when ``pending()`` became True on the loop's side (an event posted by ``update()``); it only
-    reads one attribute while the thread is ticking.
+    when ``pending()`` became True on the loop's side (an event posted by ``update()``), asking it at
+    most at ``rate`` (so a wake comes no later than the next tick would have); it only reads one
+    attribute while the thread is ticking.
 
     :param nh: handle that tracks this worker (its shutdown stops the thread).
     :param pending: True while ``work()`` has something to do (None: tick at ``rate`` always).
@@ -258,6 +259,8 @@ class PeriodicWorker:
         self._wake = threading.Event()
         #: the thread sleeps until :meth:`wake` (read by :meth:`poll` on the loop's side)
         self.idle = False
+        #: ROS time from which :meth:`poll` asks ``pending()`` again (threaded mode)
+        self._next_check = -math.inf
         self._throttle = Throttle(5.0)
         self._due = PublishRate(rate)
         self._thread: Optional[threading.Thread] = None
@@ -273,8 +276,13 @@ class PeriodicWorker:
         """Synchronous mode: run ``work()`` if due at ROS time ``time``.  Threaded: wake an idle thread
         when ``pending()`` says there is work again."""
         if self._thread is not None:
-            if self.idle and self._pending is not None and self._pending():
-                self.wake()
+            # asked at most at the worker's rate (and at once when the clock went back): an idle
+            # controller's update costs a comparison
+            period = 1.0 / self.rate
+            if self.idle and self._pending is not None and not 0.0 < self._next_check - time <= period:
+                self._next_check = time + period
+                if self._pending():
+                    self.wake()
             return
         due = self._due
         if due.last is None:

@@ -58,3 +58,27 @@ def test_shutdown_ends_an_idle_sleep():
     assert _wait(lambda: worker.idle)
     worker.shutdown()
     assert not worker._thread.is_alive()
+
+
+def test_an_idle_worker_asks_the_loop_at_most_at_its_rate_and_again_when_the_clock_goes_back():
+    asked = []
+    busy = threading.Event()
+
+    def pending():
+        asked.append(1)
+        return busy.is_set()
+
+    worker = PeriodicWorker(_nh(), 10.0, lambda: None, "w", synchronous=False, pending=pending)
+    try:
+        assert _wait(lambda: worker.idle)
+        n = len(asked)
+        for i in range(100):            # 100 loop cycles within 0.099 s of ROS time: one question
+            worker.poll(5.0 + i * 0.001)
+        assert len(asked) == n + 1
+        worker.poll(1.0)                # ROS time went back (a restarted simulation): asked again
+        assert len(asked) == n + 2
+        busy.set()
+        worker.poll(5.2)                # one period later: asked, and woken
+        assert _wait(lambda: not worker.idle)
+    finally:
+        worker.shutdown()
