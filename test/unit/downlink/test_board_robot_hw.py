@@ -1,6 +1,6 @@
 """The board RobotHW (rospy_control/BoardRobotHW) loaded from parameters as the driver loads it, under a
 controller manager with the pass-through trajectory controller, against a board server in this
-process (real TCP, real time): goals, board faults and their reset, an unreachable board, and the seed
+process (real TCP, real time): goals, board faults and their reset, an unreachable board, and the original
 protocol (open loop).  Also the hardware XML's <board> and its errors."""
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The seed-mode sender: the original board program's framing and message, axis order, the 64 KiB limit."""
+"""The original-protocol sender: the original board program's framing and message, axis order, the
+64 KiB limit."""
 from __future__ import annotations
 
 import socket
