@@ -278,7 +278,7 @@ class PeriodicWorker:
         if self._thread is not None:
             # asked at most at the worker's rate (and at once when the clock went back): an idle
             # controller's update costs a comparison
-            period = 1.0 / self.rate
+            period = self._due.period
             if self.idle and self._pending is not None and not 0.0 < self._next_check - time <= period:
                 self._next_check = time + period
                 if self._pending():

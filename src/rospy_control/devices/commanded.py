@@ -256,8 +256,7 @@ class CommandedActuator(ActuatorUnit):
     # -- modes ---------------------------------------------------------------------------------------------
     def request_mode(self, mode: ControlMode) -> None:
         if mode == ControlMode.MIT:
-            self.set_impedance(self._pos, 0.0, getattr(self, "position_kp", 0.0),
-                               getattr(self, "position_kd", 0.0), 0.0)
+            self.set_impedance(self._pos, 0.0, self.position_kp, self.position_kd, 0.0)
         elif mode == ControlMode.POSITION:
             self.set_command(mode, self._pos)
         else:
