@@ -6,6 +6,8 @@
   composed by the node, ``hw_check --sim``, the tests and :mod:`rospy_control.composition` only;
 * imports go down the layers: a package never imports one from a layer above it (``LAYERS``);
 * no two modules of the package import each other, directly or through others, at module level;
+* the simulator builds its devices from configuration records and codecs: of ``devices`` it imports
+  the protocols' ``codec`` modules only, of ``middleware`` only ``configuration`` (the readers);
 * XML is read by two modules only: the hardware XML by ``hardware_config.reader``, the URDF by
   ``urdf`` (``XML_READERS``); no other module imports an XML library.
 
@@ -133,8 +135,41 @@ def check(src: str) -> List[str]:
             if level and target != module:
                 graph.setdefault(module, set()).add(target)
                 where.setdefault((module, target), f"{rel}:{line}")
+        if package == "simulator":
+            for line, target in _named_imports(tree, module, path.endswith("__init__.py"), files):
+                if not _simulator_may_import(target):
+                    findings.append(f"{rel}:{line}: the simulator imports {target}; it builds its devices "
+                                    "from the configuration records (middleware.configuration) and the "
+                                    "protocols' codecs (devices.<protocol>.codec), never from the driver's "
+                                    "devices")
     findings.extend(_cycles(graph, where))
     return findings
+
+
+def _named_imports(tree: ast.AST, module: str, is_package: bool, files: Dict[str, str]) -> List[Tuple[int, str]]:
+    """``(line, module)`` of every import, a ``from package import module`` naming the module itself."""
+    out: List[Tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, a.name) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            name = node.module or ""
+            if node.level:
+                base = module.split(".") if is_package else module.split(".")[:-1]
+                name = ".".join(base[:len(base) - node.level + 1] + ([node.module] if node.module else []))
+            for alias in node.names:
+                full = f"{name}.{alias.name}"
+                out.append((node.lineno, full if full in files else name))
+    return out
+
+
+def _simulator_may_import(target: str) -> bool:
+    """Of the devices and the middleware, the simulator imports the codecs and the readers only."""
+    if target == "rospy_control.devices" or target.startswith("rospy_control.devices."):
+        return target.endswith(".codec")
+    if target == "rospy_control.middleware" or target.startswith("rospy_control.middleware."):
+        return target == "rospy_control.middleware.configuration"
+    return True
 
 
 def _cycles(graph: Dict[str, Set[str]], where: Dict[Tuple[str, str], str]) -> List[str]:

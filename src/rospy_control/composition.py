@@ -31,11 +31,11 @@ def compose_middleware(source: str, simulate: Optional[bool] = None, urdf: Optio
     :raises ConfigError: on any configuration problem (also of a ``<simulation>`` element).
     """
     from rospy_control.simulator.robot import SimulatedRobot  # the peer, composed only here
-    info = parse_hardware_xml(source)
-    robot = SimulatedRobot(info, simulate=simulate, urdf=urdf, urdf_source=urdf_source)
+    mw = Middleware(parse_hardware_xml(source))   # the driver's checks first
+    robot = SimulatedRobot(mw.config, simulate=simulate, urdf=urdf, urdf_source=urdf_source)
     if not robot.simulators():
-        return Middleware(info), None
-    mw = Middleware(info, buses=robot.buses())
+        return mw, None
+    mw.set_buses(robot.buses())
     _PEERS[mw] = robot
     return mw, robot
 

@@ -83,3 +83,19 @@ def test_xml_read_outside_the_two_readers_is_named(tmp_path):
     assert "src/rospy_control/devices/cfg.py:4: imports the XML library lxml" in out
     assert "src/rospy_control/board/config.py:1: imports the XML library xml.etree.ElementTree" in out
     assert "reader.py" not in out and "urdf.py:" not in out
+
+
+def test_the_simulator_using_a_drivers_device_class_is_named(tmp_path):
+    src = _tree(tmp_path, {
+        "devices/mit/codec.py": "X = 1\n", "devices/mit/device.py": "class Motor: pass\n",
+        "middleware/configuration.py": "", "middleware/middleware.py": "",
+        "simulator/motor.py": ("from rospy_control.devices.mit import codec as mit\n"
+                               "from rospy_control.middleware.configuration import read_configuration\n"
+                               "from rospy_control.devices.mit.device import Motor\n"),
+        "simulator/robot.py": "def f():\n    from rospy_control.middleware.middleware import Middleware\n",
+    })
+    code, out = _run(src)
+    assert code == 1
+    assert "simulator/motor.py:3: the simulator imports rospy_control.devices.mit.device" in out
+    assert "simulator/robot.py:2: the simulator imports rospy_control.middleware.middleware" in out
+    assert "motor.py:1" not in out and "motor.py:2" not in out   # codecs and the readers: allowed

@@ -283,8 +283,10 @@ class Driver:
         if p.sim:
             # the simulated robot is a peer on the buses: in the simulator node's process when it
             # answers, else in this process (where it feels the URDF's weights, given below)
-            self.simulator = SimulatedRobot(p.hardware_config, simulate=True)
-            self.middleware = Middleware(self.simulator.info)
+            # the driver's devices check the configuration first; the simulated robot is built from
+            # the same records
+            self.middleware = Middleware.from_xml(p.hardware_config)
+            self.simulator = SimulatedRobot(self.middleware.config, simulate=True)
         else:
             self.middleware = Middleware.from_xml(p.hardware_config)
         self.robot_hw = build_robot_hw(self.middleware, urdf, self.root_nh, p.hold_mode)

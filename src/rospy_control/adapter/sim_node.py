@@ -67,7 +67,7 @@ class SimDiagnostics(DriverDiagnostics):
     """The simulator node's ``DiagnosticArray``: the ``simulator`` and ``simulator bus`` statuses."""
 
     def __init__(self, host: SimulatorHost, prefix: str) -> None:
-        super().__init__(host.robot.model, prefix, simulator=host.robot)
+        super().__init__(host.robot.config, prefix, simulator=host.robot)
         self.host = host
 
     def build(self, stamp: Any = None) -> DiagnosticArray:

@@ -21,8 +21,8 @@ def set_bus_off(robot: Any, unit: str, enable: bool) -> Tuple[bool, str]:
     """The ``bus_off`` switch of the channel called ``unit`` (or of the channel of unit ``unit``);
     ``(success, message)``, never raises."""
     channel = unit if unit in robot.channels else None
-    if channel is None and unit in robot.model:
-        channel = robot.model.unit(unit).channel_name
+    if channel is None and robot.config.has_unit(unit):
+        channel = robot.channel_of(unit)
     sims = local_simulators(robot)
     if channel is None or channel not in sims:
         return False, (f"'{unit}' is neither a simulated channel nor a unit on one; simulated channels: "

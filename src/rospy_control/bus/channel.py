@@ -38,12 +38,10 @@ import can
 
 from rospy_control.exceptions import CommunicationError, ConfigError
 from rospy_control.log import TRACE, Throttle, get_logger
-from rospy_control.hardware_config.document import (
-    AttributeReader, ChannelInfo, non_negative, positive, to_float, to_int, to_str,
-)
 from rospy_control.bus.adapter import (  # noqa: F401 - part of this module's surface
     CAN_ERR_BUSOFF, CAN_ERR_RESTARTED, VALID_BITRATES, _says_bus_off, open_bus,
 )
+from rospy_control.bus.channel_config import ChannelConfiguration
 from rospy_control.bus.events import EventLog
 from rospy_control.bus.liveness import LivenessPolicy
 from rospy_control.bus.routing import UnitRouting
@@ -58,7 +56,7 @@ logger = get_logger(__name__)
 _RING = 1 << 16
 
 
-class CanChannel(UnitRouting):
+class CanChannel(ChannelConfiguration, UnitRouting):
     """One CAN bus and its read/write thread.
 
     :param name: channel name used by units (``channel="can0"``).
@@ -185,35 +183,6 @@ class CanChannel(UnitRouting):
         return self.timing.late_cycles
 
     # -- configuration ------------------------------------------------------------------------------
-    @classmethod
-    def from_info(cls, info: ChannelInfo, rate: Optional[float] = None,
-                  command_timeout: Optional[float] = None) -> "CanChannel":
-        """Build from ``<channel>``; ``rate`` / ``command_timeout`` are the ``<hardware>`` defaults."""
-        el = info.element
-        r = AttributeReader(el, ignore=("name", "type"))
-        if rate is None:
-            rate = cls.DEFAULT_RATE
-        if command_timeout is None:
-            command_timeout = cls.DEFAULT_COMMAND_TIMEOUT
-        kw = dict(
-            interface=r.get("interface", to_str),
-            channel=r.get("channel", to_str),
-            bitrate=r.get("bitrate", to_int, cls.DEFAULT_BITRATE, check=lambda v: v in VALID_BITRATES,
-                          expected="a classic CAN bitrate: " + ", ".join(str(b) for b in VALID_BITRATES)),
-            rate=r.get("rate", to_float, rate, check=positive, expected="a positive rate in Hz"),
-            master_id=r.get("master_id", to_int, cls.DEFAULT_MASTER_ID, check=lambda v: 0 <= v <= 0x7FF,
-                            expected="an integer CAN id 0x000..0x7FF"),
-            reply_window=r.get("reply_window", to_float, cls.DEFAULT_REPLY_WINDOW, check=lambda v: 0 < v <= 1,
-                               expected="a fraction of the period in (0, 1]"),
-            fault_timeout=r.seconds("fault_timeout", cls.DEFAULT_FAULT_TIMEOUT),
-            max_bus_load=r.get("max_bus_load", to_float, cls.DEFAULT_MAX_BUS_LOAD, check=positive,
-                               expected="a positive fraction"),
-            command_timeout=r.get("command_timeout", to_float, command_timeout, check=non_negative,
-                                  expected="a number of seconds >= 0 (0 = off)"),
-        )
-        r.finish()
-        return cls(info.name, where=f"{el.source}:{el.line}", **kw)
-
     # -- lifecycle ----------------------------------------------------------------------------------
     @property
     def is_open(self) -> bool:

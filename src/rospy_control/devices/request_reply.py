@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import abc
 import math
-from typing import ClassVar, Dict, Optional, Tuple
+from typing import Any, ClassVar, Dict, Optional, Tuple
 
 import can
 
@@ -157,7 +157,7 @@ class RequestReplyActuator(CommandedActuator):
 
     # == configuration ===================================================================================
     @classmethod
-    def from_info(cls, info: UnitInfo) -> "RequestReplyActuator":
+    def read_settings(cls, info: UnitInfo) -> Dict[str, Any]:
         el = info.element
         r = AttributeReader(el, ignore=("name", "type", "channel"))
         kw = cls._can_kwargs(info, r)
@@ -178,10 +178,10 @@ class RequestReplyActuator(CommandedActuator):
                 kw[gain] = g.get(gain, to_float, default, check=non_negative, expected="a number >= 0")
             g.finish()
         kw.update(cls.read_children(el))
-        unit = cls(info.name, **kw)
-        unit.where = f"{el.source}:{el.line}"
-        unit.check_encodable()
-        return unit
+        return kw
+
+    def configured(self) -> None:
+        self.check_encodable()
 
     def encodable_ranges(self) -> Dict[str, Tuple[float, float]]:
         return dict(self.GAIN_RANGES)

@@ -7,14 +7,15 @@ from __future__ import annotations
 import math
 import threading
 import time
-from typing import Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import can
 
 from rospy_control.exceptions import ConfigError
 from rospy_control.hardware_config.document import (
-    AttributeReader, ElementInfo, UnitInfo, to_int,
+    AttributeReader, UnitInfo, to_int,
 )
+from rospy_control.hardware_config.records import UnitConfig, constructor_settings
 from rospy_control.bus.events import EventLog
 from rospy_control.realtime import RealtimeBuffer
 
@@ -42,7 +43,8 @@ class SharedReply(NamedTuple):
 
 
 class HardwareUnit:
-    """Base of every unit.  Subclasses set ``TYPE_NAME`` and implement :meth:`from_info`."""
+    """Base of every unit.  Subclasses set ``TYPE_NAME`` and implement :meth:`read_settings`, the one
+    reader of their ``<unit>`` element (or, as before, the whole of :meth:`from_info`)."""
 
     TYPE_NAME = ""
 
@@ -52,15 +54,63 @@ class HardwareUnit:
         self.group: Optional[UnitGroup] = None
         #: name of the channel the unit talks through (None for pure groups)
         self.channel_name: Optional[str] = None
-        #: ``<simulation>`` element (plain data) read by the simulated firmware, if any
-        self.simulation: Optional[ElementInfo] = None
         #: where the unit was configured ("file:line"), for messages
         self.where = ""
 
+    # -- configuration: element -> record -> unit ----------------------------------------------------
+    @classmethod
+    def read_settings(cls, info: UnitInfo) -> Dict[str, Any]:
+        """Read and check the unit's element: the constructor's keyword arguments, by name.
+
+        The one reader of this type's schema: the driver's device and the simulated device are both
+        built from what it returns (:meth:`read_config`).
+        :raises ConfigError: naming the file, line, attribute and value.
+        """
+        raise NotImplementedError
+
+    @classmethod
+    def read_config(cls, info: UnitInfo) -> UnitConfig:
+        """The unit's configuration record (:mod:`rospy_control.hardware_config.records`)."""
+        if cls.read_settings.__func__ is _BASE_READ_SETTINGS:  # type: ignore[attr-defined]
+            if cls.from_info.__func__ is _BASE_FROM_INFO:  # type: ignore[attr-defined]
+                raise info.element.error(f"unit type {cls.__name__} implements neither read_settings nor "
+                                         "from_info")
+            settings: Dict[str, Any] = {}   # a type that builds itself in from_info: nothing to share
+        else:
+            settings = cls.read_settings(info)
+        return UnitConfig(info.name, info.type, tuple(k.__name__ for k in cls.__mro__ if k is not object),
+                          info.element, constructor_settings(cls, settings), tuple(settings),
+                          channel=info.channel, group=info.group, members=info.members,
+                          simulation=info.element.child("simulation"), info=info)
+
+    @classmethod
+    def from_config(cls, config: UnitConfig) -> "HardwareUnit":
+        """Build the unit from its record: the constructor gets the arguments the reader read.
+
+        :raises ConfigError: a combination of values the constructor refuses, naming the element.
+        """
+        own_builder = cls.from_info.__func__ is not _BASE_FROM_INFO  # type: ignore[attr-defined]
+        if not config.arguments and own_builder:
+            return cls.from_info(config.info)
+        kwargs = {k: config.settings[k] for k in config.arguments}
+        try:
+            unit = cls(config.name, **kwargs)
+        except ConfigError as err:
+            if err.source is not None or config.where in str(err):
+                raise
+            raise ConfigError(f"{err} ({config.where})") from None
+        unit.where = config.where
+        unit.configured()
+        return unit
+
     @classmethod
     def from_info(cls, info: UnitInfo) -> "HardwareUnit":
-        """Build the unit from its XML element (phase 2). Raise ConfigError on any bad attribute."""
-        raise NotImplementedError
+        """Build the unit from its XML element (phase 2): :meth:`from_config` of :meth:`read_config`.
+        :raises ConfigError: on any bad attribute."""
+        return cls.from_config(cls.read_config(info))
+
+    def configured(self) -> None:
+        """Called once the unit is built from its configuration (checks that need the whole unit)."""
 
     def state(self):
         """Latest published state record (None for groups)."""
@@ -68,6 +118,10 @@ class HardwareUnit:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}('{self.name}')"
+
+
+_BASE_READ_SETTINGS = HardwareUnit.read_settings.__func__  # type: ignore[attr-defined]
+_BASE_FROM_INFO = HardwareUnit.from_info.__func__  # type: ignore[attr-defined]
 
 
 class UnitGroup(HardwareUnit):
@@ -80,12 +134,9 @@ class UnitGroup(HardwareUnit):
         self._children: Dict[str, HardwareUnit] = {}
 
     @classmethod
-    def from_info(cls, info: UnitInfo) -> "UnitGroup":
-        r = AttributeReader(info.element, ignore=("name", "type", "channel"))
-        r.finish()
-        g = cls(info.name)
-        g.where = f"{info.element.source}:{info.element.line}"
-        return g
+    def read_settings(cls, info: UnitInfo) -> Dict[str, Any]:
+        AttributeReader(info.element, ignore=("name", "type", "channel")).finish()
+        return {}
 
     def add(self, unit: HardwareUnit) -> None:
         """Add a child unit."""

@@ -85,8 +85,10 @@ Modules
 ``rospy_control.hardware_config`` (XML -> plain data), ``rospy_control.bus`` (``channel``: CanChannel
 + thread; ``timing``: host-lateness judgement of each cycle; ``events``: the event log; ``liveness``
 and ``spec``: a peer's liveness policy and bus override), ``.middleware`` (:class:`Middleware`).
-New unit types: subclass :class:`~.units.CanUnit`, implement ``from_info`` and the channel contract
-(its docstring), and either register it in ``UNIT_TYPES`` or name it ``module:Class`` in the XML.
+New unit types: subclass :class:`~.units.CanUnit`, implement ``read_settings`` (the one reader of its
+element; :mod:`.configuration` turns what it returns into the unit's configuration record) and the
+channel contract (its docstring), and either register it in ``UNIT_TYPES`` or name it
+``module:Class`` in the XML.
 """
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """The :class:`Middleware`: units + channels built from the hardware XML.
 
-Phase 2 of the configuration (phase 1 is :mod:`.config`): every ``type`` is resolved through
-:data:`UNIT_TYPES` / :data:`CHANNEL_TYPES` (``rospy_control/Motor`` or ``module:Class``), every class
-reads and validates its own attributes and CAN ids are checked per bus -- all before anything is
-opened, so a bad file never starts half-configured.  Who answers on a bus is not its business: a
+The description is read into configuration records first (:mod:`.configuration`: every ``type``
+resolved, every element read and checked by its class); the channels and devices are built from those
+records and CAN ids are checked per bus -- all before anything is opened, so a bad file never starts
+half-configured.  Who answers on a bus is not its business: a
 composition root may hand it bus overrides (:mod:`rospy_control.bus.spec`).
 """
 from __future__ import annotations
@@ -11,40 +11,24 @@ from __future__ import annotations
 import threading
 import time
 from types import MappingProxyType
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type, Union, cast
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Union
 
 from rospy_control.exceptions import HardwareError
 from rospy_control.log import get_logger
 from rospy_control.bus.channel import CanChannel
-from rospy_control.hardware_config.document import (
-    AttributeReader, HardwareInfo, non_negative, parse_hardware_xml, positive, to_float,
-)
+from rospy_control.hardware_config.document import HardwareInfo, parse_hardware_xml
+from rospy_control.hardware_config.records import RobotConfig
 from rospy_control.bus.events import EventLog, FaultEvent
 from rospy_control.bus.spec import BusSpec
-from rospy_control.devices import (
-    WATCHDOG_MODES, ActuatorUnit, CanUnit, ContactSensor, ControlMode, Encoder, ExampleMotor,
-    ForceTorqueSensor, HardwareUnit, ImuSensor, Motor, UnitGroup,
+from rospy_control.devices import WATCHDOG_MODES, ActuatorUnit, CanUnit, ControlMode, HardwareUnit, UnitGroup
+# the registries are this module's surface too
+from rospy_control.middleware.configuration import (  # noqa: F401
+    CHANNEL_TYPES, UNIT_TYPES, channel_class, read_configuration, unit_class,
 )
-from rospy_control.plugins import Registry
 
 __all__ = ["Middleware", "Snapshot", "UNIT_TYPES", "CHANNEL_TYPES"]
 
 logger = get_logger(__name__)
-
-#: Hardware unit types usable in ``<unit type="...">`` / ``<group type="...">``.
-UNIT_TYPES = Registry("hardware unit type", HardwareUnit)
-for _cls in (Motor, ExampleMotor, Encoder, ImuSensor, ContactSensor, ForceTorqueSensor, UnitGroup):
-    UNIT_TYPES.register(_cls.TYPE_NAME, _cls)
-# The protocol devices, imported when an XML names them (CiA 402 needs the optional canopen package).
-for _name, _target in (("rospy_control/DamiaoMotor", "rospy_control.devices.damiao.device:DamiaoMotor"),
-                       ("rospy_control/OdriveAxis", "rospy_control.devices.odrive.device:OdriveAxis"),
-                       ("rospy_control/RobStrideMotor",
-                        "rospy_control.devices.robstride.device:RobStrideMotor"),
-                       ("rospy_control/Cia402Drive", "rospy_control.devices.cia402.device:Cia402Drive")):
-    UNIT_TYPES.register(_name, _target)
-#: Channel types usable in ``<channel type="...">``.
-CHANNEL_TYPES = Registry("channel type", CanChannel)
-CHANNEL_TYPES.register(CanChannel.TYPE_NAME, CanChannel)
 
 
 class Snapshot:
@@ -98,11 +82,12 @@ class Middleware:
     #: entries kept by the event log (:meth:`events`)
     EVENT_LOG_SIZE = 200
 
-    def __init__(self, info: HardwareInfo, buses: Optional[Mapping[str, BusSpec]] = None) -> None:
+    def __init__(self, info: Union[HardwareInfo, RobotConfig],
+                 buses: Optional[Mapping[str, BusSpec]] = None) -> None:
         self.name = info.name
         self.source = info.source
-        #: the parsed hardware description (robot-level elements such as the gravity options are read
-        #: from it by rospy_control.dynamics, without parsing the file again)
+        #: the parsed hardware description or its records (robot-level elements such as the gravity
+        #: options are read from its root ``element`` by rospy_control.dynamics, without parsing again)
         self.info = info
         self.channels: Dict[str, CanChannel] = {}
         self._state_readers: Tuple[Callable[[], Tuple[float, Dict[str, Any]]], ...] = ()  # see states()
@@ -112,36 +97,22 @@ class Middleware:
         self._started = False
         self._closed = False
         self._events = EventLog(self.EVENT_LOG_SIZE)
-        root = AttributeReader(info.element, ignore=("name",))
-        rate = root.get("rate", to_float, None, check=positive, expected="a positive rate in Hz")
-        command_timeout = root.get("command_timeout", to_float, None, check=non_negative,
-                                   expected="a number of seconds >= 0 (0 = off)")
-        root.finish()
-        for ci in info.channels:
-            where = f"{ci.element.source}:{ci.element.line}: {ci.element.describe()}"
-            # resolve() checks that the class derives from the registry's base class
-            cls = cast(Type[CanChannel], CHANNEL_TYPES.resolve(ci.type, where=where))
-            if command_timeout is None:
-                self.channels[ci.name] = cls.from_info(ci, rate=rate)
-            else:
-                self.channels[ci.name] = cls.from_info(ci, rate=rate, command_timeout=command_timeout)
-        for ui in info.units:
-            el = ui.element
-            where = f"{el.source}:{el.line}: {el.describe()}"
-            unit_cls = cast(Type[HardwareUnit], UNIT_TYPES.resolve(ui.type, where=where))
-            if (ui.members or el.tag == "group") and not issubclass(unit_cls, UnitGroup):
-                raise el.error(f"type '{ui.type}' is not a group type (expected a UnitGroup subclass)")
-            unit = unit_cls.from_info(ui)
-            self._units[ui.name] = unit
-            if ui.group is not None:
-                parent = self._units[ui.group]
-                assert isinstance(parent, UnitGroup)  # a <group> (built before its members; checked above)
+        #: the description as configuration records (what the simulator builds its devices from too)
+        self.config = info if isinstance(info, RobotConfig) else read_configuration(info)
+        for cc in self.config.channels:
+            self.channels[cc.name] = channel_class(cc.type_name).from_config(cc)
+        for uc in self.config.units:
+            unit = unit_class(uc).from_config(uc)
+            self._units[uc.name] = unit
+            if uc.group is not None:
+                parent = self._units[uc.group]
+                assert isinstance(parent, UnitGroup)  # a <group> (built before its members; checked)
                 parent.add(unit)
             if not isinstance(unit, UnitGroup):
                 self._leaves.append(unit)
             if isinstance(unit, CanUnit):
-                assert ui.channel is not None  # CanUnit.from_info requires one (CanUnit._can_kwargs)
-                self.channels[ui.channel].add_unit(unit)
+                assert uc.channel is not None  # read_configuration requires one
+                self.channels[uc.channel].add_unit(unit)
         for ch in self.channels.values():
             ch.set_event_log(self._events)
         if buses:

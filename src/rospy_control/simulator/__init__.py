@@ -6,12 +6,16 @@ description and hands ``SimulatedRobot.buses()`` -- one :class:`~rospy_control.b
 simulated channel, with the firmware's liveness policy -- to the driver's
 :class:`~rospy_control.middleware.Middleware`, which opens them like any other bus::
 
-    sim = SimulatedRobot("config/arm_hardware.xml", simulate=True, urdf=urdf_text)
-    mw = Middleware(sim.info, buses=sim.buses())          # or sim.buses(process_key) (:mod:`.process`)
+    mw = Middleware.from_xml("config/arm_hardware.xml")    # the driver's checks first
+    sim = SimulatedRobot(mw.config, simulate=True, urdf=urdf_text)
+    mw.set_buses(sim.buses())                             # or sim.buses(process_key) (:mod:`.process`)
     mw.start(); sim.set_fault("elbow_motor", "silent"); sim.command_stats(); mw.shutdown()
 
-The simulated devices are built from the configuration into units of the simulator's own, never the
-driver's (:mod:`.robot`); the fault switches and the command record below are its API.
+The simulated devices are built from the configuration records (``mw.config``, or
+:func:`~rospy_control.middleware.configuration.read_configuration` of the description: what each
+device module's reader made of its ``<unit>``), never from the driver's devices (:mod:`.robot`); of
+the device modules the simulator uses the codecs only.  The fault switches and the command record
+below are its API.
 
 Each simulated channel owns its own bus and one thread: a :class:`can.interfaces.virtual.VirtualBus` on the
 channel's (private) virtual channel when it runs in the driver's process, or the channel's
@@ -69,7 +73,7 @@ from __future__ import annotations
 from rospy_control.simulator.base import FAULTS, SimulationSettings
 from rospy_control.simulator.firmware import SimulatedFirmware
 from rospy_control.simulator.motor import SimulatedMotor
-from rospy_control.simulator.robot import BUS_FAULTS, SimulatedRobot, simulated_middleware
+from rospy_control.simulator.robot import BUS_FAULTS, SimulatedRobot
 
 __all__ = ["SimulatedFirmware", "SimulatedMotor", "SimulationSettings", "FAULTS", "BUS_FAULTS",
-           "SimulatedRobot", "simulated_middleware"]
+           "SimulatedRobot"]

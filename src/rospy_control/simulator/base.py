@@ -7,7 +7,7 @@ from typing import Optional
 from rospy_control.hardware_config.document import (
     AttributeReader, ElementInfo, non_negative, positive, to_bool, to_float, to_int, to_str,
 )
-from rospy_control.devices import CanUnit
+from rospy_control.hardware_config.records import UnitConfig
 
 __all__ = ["FAULTS", "SimulationSettings", "SimUnit"]
 
@@ -52,7 +52,7 @@ class SimUnit:
     """A simulated device: its unit, its fault switch and latency, and the reader of its
     ``<simulation>`` element (a subclass reads its own attributes, then calls :meth:`_finish`)."""
 
-    def __init__(self, unit: CanUnit, el: Optional[ElementInfo]) -> None:
+    def __init__(self, unit: UnitConfig, el: Optional[ElementInfo]) -> None:
         self.unit = unit
         self.name = unit.name
         self.fault: Optional[str] = None

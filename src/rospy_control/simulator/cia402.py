@@ -536,9 +536,10 @@ def peer_for_unit(unit: Any) -> Cia402Peer:
     encoder, gear, rated torque and heartbeat off until the driver sets 0x1017), on the joint of its
     ``<simulation>`` element (:func:`.peers.joint_model`)."""
     from rospy_control.simulator import peers
-    limit = abs(unit.scale.permille_to_nm(unit.max_torque))
+    scale = co.UnitScale(unit.counts_per_rev, unit.gear_ratio, unit.rated_torque)
+    limit = abs(scale.permille_to_nm(unit.max_torque))
     joint = peers.joint_model(unit, {"torque_limit": limit})
-    r = getattr(unit, "simulation_reader", None)
+    r = joint.reader
     brake = 0.0
     if r is not None:
         brake = r.get("brake", to_float, 0.0, check=non_negative,

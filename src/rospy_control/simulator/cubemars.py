@@ -130,7 +130,7 @@ def peer_for_unit(unit) -> Optional[SimulatedProtocolMotor]:
         return None
     limits = unit.limits
     joint = peers.joint_model(unit, {"torque_limit": max(abs(limits.t_min), abs(limits.t_max))})
-    r = unit.simulation_reader
+    r = joint.reader
     upload, timeout = 0.0, 0.0
     if r is not None:
         upload = r.get("upload_rate", to_float, 0.0, check=non_negative, expected="a period in s >= 0")

@@ -278,7 +278,7 @@ def peer_for_unit(unit) -> SimulatedProtocolMotor:
     """
     ranges = unit.ranges
     joint = peers.joint_model(unit, {"torque_limit": float(ranges.tmax)})
-    r = unit.simulation_reader
+    r = joint.reader
     values = {"p_max": ranges.pmax, "v_max": ranges.vmax, "t_max": ranges.tmax, "can_timeout": 0.0,
               "speed_gain": 0.5, "position_gain": 20.0}
     mode = dm.MODE_MIT

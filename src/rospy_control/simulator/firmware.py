@@ -20,7 +20,7 @@ from rospy_control.simulator.motor import CommandStats, SimulatedMotor
 from rospy_control.simulator.peers import peer_for
 from rospy_control.simulator.sensors import SENSOR_MODELS, SimSensor
 from rospy_control.bus.channel import CAN_ERR_BUSOFF, CAN_ERR_RESTARTED
-from rospy_control.devices import CanUnit, Motor
+from rospy_control.hardware_config.records import UnitConfig
 
 __all__ = ["SimulatedFirmware"]
 
@@ -28,9 +28,9 @@ logger = get_logger(__name__)
 
 INF = float("inf")
 
-#: :data:`SENSOR_MODELS` as :class:`SimulatedFirmware` uses it: each model is built only for a unit of
-#: the class it is paired with
-_SENSOR_MODELS: Tuple[Tuple[type, Callable[..., SimSensor]], ...] = SENSOR_MODELS
+#: :data:`SENSOR_MODELS` as :class:`SimulatedFirmware` uses it: each model is built only for a unit
+#: whose configuring class (or a base of it) has the name it is paired with
+_SENSOR_MODELS: Tuple[Tuple[str, Callable[..., SimSensor]], ...] = SENSOR_MODELS
 
 
 class SimulatedFirmware:
@@ -39,9 +39,9 @@ class SimulatedFirmware:
     Build it (this validates every ``<simulation>`` element), then :meth:`start` it on the channel id
     the middleware's channel opens, and :meth:`stop` it after the channel is closed.
 
-    :param units: the channel's units -- the simulator's own, built from the configuration
-        (:class:`~.robot.SimulatedRobot`), not the driver's; their ``simulation`` element configures
-        the model.
+    :param units: the configuration records of the channel's units
+        (:mod:`rospy_control.hardware_config.records`), never the driver's devices; their ``simulation``
+        element configures the model.
     :param settings: the channel's :class:`SimulationSettings`.
     :param master_id: id replies are sent to.
     """
@@ -64,7 +64,7 @@ class SimulatedFirmware:
     #: automatic restart (socketcan ``restart-ms``) finds the bus still broken goes bus-off again
     BUS_OFF_REPEAT = 0.1
 
-    def __init__(self, name: str, units: List[CanUnit], settings: SimulationSettings,
+    def __init__(self, name: str, units: List[UnitConfig], settings: SimulationSettings,
                  master_id: int = 0) -> None:
         self.name = name
         self.settings = settings
@@ -93,21 +93,28 @@ class SimulatedFirmware:
         #: RobStride puts the torque of its operation-control frame in the id)
         self._peer_routes: List[Tuple[int, int, Any]] = []
         for u in units:
-            peer = peer_for(u)
+            try:
+                peer = peer_for(u)
+                ids = list(peer.listen_ids()) if peer is not None else []
+            except ConfigError:
+                raise
+            except ValueError as err:  # a value the device's frames cannot carry
+                raise ConfigError(f"unit '{u.name}' ({u.type_name}) cannot be simulated: {err}",
+                                  u.element.source, u.element.line) from None
             if peer is not None:
                 self.peers.append(peer)
                 self.by_name[u.name] = peer
-                for key in peer.listen_ids():
+                for key in ids:
                     self._peer_readers.setdefault((int(key[0]), bool(key[1])), []).append(peer)
                 for mask, value in getattr(peer, "listen_routes", lambda: ())():
                     self._peer_routes.append((int(mask), int(value), peer))
-            elif isinstance(u, Motor):
+            elif u.is_a("Motor"):
                 m = SimulatedMotor(u, u.simulation)
                 self.motors[u.can_id] = m
                 self.by_name[u.name] = m
             else:
-                for cls, model in _SENSOR_MODELS:
-                    if isinstance(u, cls):
+                for kind, model in _SENSOR_MODELS:
+                    if u.is_a(kind):
                         s = model(u, u.simulation)
                         self.sensors[u.can_id] = s
                         self.by_name[u.name] = s
@@ -115,7 +122,7 @@ class SimulatedFirmware:
                 else:
                     if settings.enabled:  # (built on hardware too, to validate the <simulation> elements)
                         logger.warning("simulation '%s': no model for unit '%s' (%s); it will stay silent",
-                                       name, u.name, type(u).__name__)
+                                       name, u.name, u.type_name)
         for s in self.sensors.values():  # validate motor references now, not on the first poll
             for ref in ("hfe_motor", "kfe_motor", "follows"):
                 target = getattr(s, ref, None)

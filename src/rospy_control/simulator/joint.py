@@ -73,6 +73,9 @@ class JointModel:
         self.t: Optional[float] = None
         #: the unit this joint simulates (name, direction, zero_offset, joint), None: a bare joint
         self.unit: Optional[Any] = None
+        #: the reader of the unit's ``<simulation>`` element, left open for the protocol's own
+        #: attributes (None: the unit has none)
+        self.reader: Optional[Any] = None
         #: the device's own zero in the motor frame (rad), as a callable the peer sets
         self.zero: Callable[[], float] = _no_zero
         #: shared gravity (:class:`rospy_control.simulator.gravity.SimulatedGravity`, None: none) and

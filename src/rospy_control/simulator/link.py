@@ -1,8 +1,8 @@
 """The driver's side of a simulator in another process: find it, and learn when it did not run.
 
 :func:`connect_simulator_process` pings the simulated firmware on each simulated channel's
-``udp_multicast`` bus (:mod:`.simulation.bus`) and attaches to its shared sign-of-life record
-(:mod:`.simulation.liveness`), so that a simulator process the host did not schedule is not blamed on
+``udp_multicast`` bus (:mod:`.bus`) and attaches to its shared sign-of-life record
+(:mod:`.liveness`), so that a simulator process the host did not schedule is not blamed on
 its motors.  The frames themselves travel through the channel's ordinary (hardware) code path.
 """
 from __future__ import annotations

@@ -11,7 +11,7 @@ from rospy_control.hardware_config.document import ElementInfo, non_negative, po
 from rospy_control.devices.mit import codec as mit
 from rospy_control.simulator.base import SimUnit
 from rospy_control.simulator.physics import move, steps_due
-from rospy_control.devices import Motor
+from rospy_control.hardware_config.records import UnitConfig
 
 __all__ = ["SimulatedMotor", "CommandStats"]
 
@@ -41,9 +41,9 @@ class CommandStats:
 class SimulatedMotor(SimUnit):
     """Joint model + MIT firmware of one motor (values in the motor's own frame)."""
 
-    unit: Motor
+    unit: UnitConfig
 
-    def __init__(self, motor: Motor, el: Optional[ElementInfo]) -> None:
+    def __init__(self, motor: UnitConfig, el: Optional[ElementInfo]) -> None:
         super().__init__(motor, el)
         r = self._reader
         lim = motor.limits

@@ -340,7 +340,7 @@ def peer_for_unit(unit) -> SimulatedProtocolMotor:
     ``torque_limit`` at the motor (default 1e9)."""
     torque_limit = unit.torque_limit if math.isfinite(unit.torque_limit) else 1e9
     joint = peers.joint_model(unit, {"torque_limit": torque_limit * unit.ratio})
-    r = unit.simulation_reader
+    r = joint.reader
     extra = {"watchdog_timeout": 0.0, "state_delay": 0.0, "pos_gain": 20.0, "vel_gain": 0.16,
              "vel_integrator_gain": 0.32, "vel_limit": 10.0}
     if r is not None:

@@ -1,14 +1,14 @@
 """Protocol devices in the simulated firmware: which simulated device answers for which unit.
 
 The simulated firmware of a channel (:class:`~.firmware.SimulatedFirmware`) asks :func:`peer_for`
-for every unit first.  The units are the simulator's own configuration objects
-(:attr:`~.robot.SimulatedRobot.model`, built from the same hardware description as the driver's,
-never the driver's instances), so whatever a factory records on them stays in the simulator.  A
-protocol module of this package that simulates a device class offers a factory
-``peer_for_unit(unit) -> Optional[peer]``; :data:`PEER_FACTORIES` names it by the unit's
-class name, and it is imported only when a unit of that class is simulated.  A factory returns None
-for a unit it leaves to the firmware's own models (an MIT :class:`~rospy_control.middleware.Motor`
-is a :class:`~.motor.SimulatedMotor` unless it speaks CubeMars V3).
+for every unit first.  The units are configuration records
+(:class:`~rospy_control.hardware_config.records.UnitConfig`: what the device module's reader made of
+the ``<unit>`` element, frozen), never the driver's device objects.  A protocol module of this
+package that simulates a device class offers a factory ``peer_for_unit(unit) -> Optional[peer]``;
+:data:`PEER_FACTORIES` names it by the name of the unit's configuring class (or of a base of it:
+``unit.kinds``), and it is imported only when a unit of that class is simulated.  A factory returns
+None for a unit it leaves to the firmware's own models (an MIT ``Motor`` is a
+:class:`~.motor.SimulatedMotor` unless it speaks CubeMars V3).
 
 A *peer* is what the firmware drives, the shape of :class:`~.joint.SimulatedProtocolMotor`:
 
@@ -54,8 +54,8 @@ PEER_FACTORIES: Dict[str, str] = {
 
 def peer_for(unit: Any) -> Optional[Any]:
     """The protocol peer simulating ``unit``, or None when the firmware's own models do (or none)."""
-    for cls in type(unit).__mro__:
-        target = PEER_FACTORIES.get(cls.__name__)
+    for kind in unit.kinds:
+        target = PEER_FACTORIES.get(kind)
         if target is None:
             continue
         module_name, func = target.split(":")
@@ -72,7 +72,8 @@ def joint_model(unit: Any, defaults: Optional[Dict[str, float]] = None) -> Joint
 
     ``defaults`` overrides the attributes' defaults (``torque_limit`` = the device's peak torque,
     for instance).  Reads and checks every attribute it knows, then leaves the reader open: the
-    caller reads its protocol's own attributes and calls ``finish()`` on ``unit.simulation_reader``.
+    caller reads its protocol's own attributes and calls ``finish()`` on the joint's ``reader`` (None
+    without a ``<simulation>`` element).
     Raises :class:`ConfigError` naming the file, line, attribute and value.
     """
     d = {"inertia": 0.01, "damping": 0.05, "friction": 0.05, "torque_limit": 1e9, "load_torque": 0.0,
@@ -97,7 +98,6 @@ def joint_model(unit: Any, defaults: Optional[Dict[str, float]] = None) -> Joint
     init = get("initial_position")
     stop_min = get("stop_min")
     stop_max = get("stop_max")
-    unit.simulation_reader = r
     direction = getattr(unit, "direction", 1)
     offset = getattr(unit, "zero_offset", 0.0)
     lo, hi = -1e9, 1e9
@@ -114,4 +114,5 @@ def joint_model(unit: Any, defaults: Optional[Dict[str, float]] = None) -> Joint
                        stop_min=lo, stop_max=hi, position=direction * init + offset, load=load,
                        temperature=temperature)
     joint.unit = unit
+    joint.reader = r
     return joint

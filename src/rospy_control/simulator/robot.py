@@ -5,9 +5,9 @@ A composition root (the driver node, ``hw_check --sim``, the benchmarks, the tes
 :class:`~rospy_control.middleware.Middleware` and hands the middleware the bus of every simulated
 channel (:meth:`SimulatedRobot.buses`, a :class:`~rospy_control.bus.spec.BusSpec` each): the
 middleware opens them like any other bus and never learns who answers.  The simulated devices are
-built from the configuration into objects of the simulator's own (a never-started middleware of the
-same description, :attr:`SimulatedRobot.model`), so the simulator never writes into the driver's
-units.
+built from the configuration records (:attr:`SimulatedRobot.config`: what each device module's reader
+made of its ``<unit>``, :mod:`rospy_control.middleware.configuration`), never from the driver's
+device objects, which the simulator neither sees nor writes into.
 
 Where the firmware runs: by default in this process, each channel on a private python-can
 ``virtual`` bus, started when the driver's channel opens and stopped after it closed.  With
@@ -21,18 +21,19 @@ Fault switches and the command record are this object's API: :meth:`set_fault`, 
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, Optional, Union
 
 from rospy_control.bus.spec import BusSpec
 from rospy_control.exceptions import HardwareError
 from rospy_control.hardware_config.document import HardwareInfo, parse_hardware_xml
-from rospy_control.middleware.middleware import Middleware
+from rospy_control.hardware_config.records import ChannelConfig, RobotConfig
+from rospy_control.middleware.configuration import read_configuration
 from rospy_control.simulator.base import FAULTS, SimulationSettings
 from rospy_control.simulator.bus import SIM_INTERFACE, SimBusAddress, enlarge_receive_buffer
 from rospy_control.simulator.firmware import SimulatedFirmware
 from rospy_control.simulator.link import SimLink, connect_simulator_process
 
-__all__ = ["SimulatedRobot", "BUS_FAULTS", "simulated_middleware"]
+__all__ = ["SimulatedRobot", "BUS_FAULTS"]
 
 #: simulated faults of a whole bus (named by any unit on it)
 BUS_FAULTS = ("bus_errors", "bus_off")
@@ -41,33 +42,34 @@ BUS_FAULTS = ("bus_errors", "bus_off")
 class SimulatedRobot:
     """The simulated firmware of every simulated channel of one hardware description.
 
-    :param info: the parsed description, or a hardware XML path or text.
+    :param info: the configuration records
+        (:func:`~rospy_control.middleware.configuration.read_configuration`), the parsed description,
+        or a hardware XML path or text.
     :param simulate: ``None`` = as each channel's ``<simulation>`` says, ``True`` = every channel,
         ``False`` = none (every ``<simulation>`` element is validated all the same).
     :param urdf: URDF text: the simulated actuators (every protocol) feel its links' weights, with the
         root ``<simulation>`` gravity options (:mod:`.gravity`); None: constant loads only.
     """
 
-    def __init__(self, info: Union[HardwareInfo, str], simulate: Optional[bool] = None,
+    def __init__(self, info: Union[RobotConfig, HardwareInfo, str], simulate: Optional[bool] = None,
                  urdf: Optional[str] = None, urdf_source: str = "robot_description") -> None:
         if isinstance(info, str):
             info = parse_hardware_xml(info)
-        self.info = info
+        if not isinstance(info, RobotConfig):
+            info = read_configuration(info)
+        #: the configuration records every simulated device is built from
+        self.config: RobotConfig = info
+        self.info = info   # what the gravity options are read from (its root ``element``)
         self.name = info.name
-        #: the simulator's own units, built from the same configuration (never started)
-        self.model = Middleware(info)
-        for ui in info.units:
-            unit = self.model.unit(ui.name)
-            unit.simulation = ui.element.child("simulation")
         self._firmware: Dict[str, SimulatedFirmware] = {}
-        for ci in info.channels:
-            settings = SimulationSettings.from_element(ci.simulation)
+        for cc in info.channels:
+            settings = SimulationSettings.from_element(cc.simulation)
             if simulate is not None:
                 settings.enabled = simulate
-            ch = self.model.channels[ci.name]
-            firmware = SimulatedFirmware(ci.name, ch.units, settings, ch.master_id)  # validates <simulation>
+            # validates every <simulation> element, on hardware too
+            firmware = SimulatedFirmware(cc.name, list(cc.units), settings, cc.master_id)
             if settings.enabled:
-                self._firmware[ci.name] = firmware
+                self._firmware[cc.name] = firmware
         self._links: Dict[str, SimLink] = {}
         #: the URDF's gravity on the simulated actuators (None: no URDF, or switched off)
         self.gravity: Any = None
@@ -83,9 +85,20 @@ class SimulatedRobot:
 
     # -- what the composition root asks --------------------------------------------------------------
     @property
-    def channels(self):
-        """The simulator's own channel objects by name (configuration only, never opened)."""
-        return self.model.channels
+    def channels(self) -> Dict[str, ChannelConfig]:
+        """The channels' configuration records by name (each with its ``units``)."""
+        return {c.name: c for c in self.config.channels}
+
+    def channel_of(self, unit: str) -> Optional[str]:
+        """The channel of unit ``unit`` (None: a group, or a unit on no channel).
+
+        :raises HardwareError: no unit of that name.
+        """
+        try:
+            return self.config.unit(unit).channel
+        except KeyError:
+            raise HardwareError(f"Could not find unit '{unit}' in simulated robot '{self.name}'; known "
+                                f"units: {', '.join(u.name for u in self.config.units)}") from None
 
     def simulators(self) -> Dict[str, SimulatedFirmware]:
         """``{channel: firmware}`` of every simulated channel (when the firmware runs in another
@@ -146,7 +159,7 @@ class SimulatedRobot:
 
     def firmware_of(self, unit: str) -> SimulatedFirmware:
         """The simulated firmware answering for ``unit``."""
-        channel = self.model.unit(unit).channel_name
+        channel = self.channel_of(unit)
         if channel is None:
             raise HardwareError(f"unit '{unit}' is on no channel, so it is not simulated")
         return self.firmware(channel)
@@ -241,14 +254,3 @@ def _starter(firmware: SimulatedFirmware, channel: str):
 
 def _closer(liveness: Any):
     return liveness.close if liveness is not None else None
-
-
-def simulated_middleware(source: Union[HardwareInfo, str], simulate: Optional[bool] = True,
-                         urdf: Optional[str] = None, urdf_source: str = "robot_description",
-                         process_key: Optional[str] = None, wait: float = 10.0) -> List[Any]:
-    """``[middleware, simulated robot]``: a :class:`Middleware` of ``source`` whose simulated
-    channels open the simulator's buses (see :class:`SimulatedRobot` for the arguments)."""
-    info = parse_hardware_xml(source) if isinstance(source, str) else source
-    robot = SimulatedRobot(info, simulate=simulate, urdf=urdf, urdf_source=urdf_source)
-    mw = Middleware(info, buses=robot.buses(process_key, wait))
-    return [mw, robot]

@@ -457,7 +457,7 @@ def peer_for_unit(unit: Any) -> RobStridePeer:
 
     limits = rs.limits_for(unit.model)
     joint = joint_model(unit, {"torque_limit": limits.t_max})
-    reader = getattr(unit, "simulation_reader", None)
+    reader = joint.reader
     if reader is not None:
         reader.finish()
     device = _JointDriven(unit.name, unit.can_id, unit.model, inertia=joint.inertia, damping=joint.damping,

@@ -8,8 +8,8 @@ from typing import Any, List, Optional, Protocol, Tuple
 
 from rospy_control.hardware_config.document import non_negative, positive, to_bool, to_float, to_str
 from rospy_control.devices.sensors import codec as sensors
+from rospy_control.hardware_config.records import UnitConfig
 from rospy_control.simulator.base import SimUnit
-from rospy_control.devices import ContactSensor, Encoder, ForceTorqueSensor, ImuSensor
 
 
 __all__ = ["SENSOR_MODELS", "SimSensor", "GRAVITY"]
@@ -37,7 +37,7 @@ class SimSensor(SimUnit):
 
 
 class _SimImu(SimSensor):
-    def __init__(self, unit: ImuSensor, el) -> None:
+    def __init__(self, unit: UnitConfig, el) -> None:
         super().__init__(unit, el)
         r = self._reader
         self.roll = r.get("roll", to_float, 0.0)
@@ -67,7 +67,7 @@ class _SimImu(SimSensor):
 
 
 class _SimContact(SimSensor):
-    def __init__(self, unit: ContactSensor, el) -> None:
+    def __init__(self, unit: UnitConfig, el) -> None:
         super().__init__(unit, el)
         r = self._reader
         self.hfe_motor = r.get("hfe_motor", to_str, None)
@@ -99,7 +99,7 @@ class _SimContact(SimSensor):
 
 
 class _SimForceTorque(SimSensor):
-    def __init__(self, unit: ForceTorqueSensor, el) -> None:
+    def __init__(self, unit: UnitConfig, el) -> None:
         super().__init__(unit, el)
         r = self._reader
         self.force = tuple(r.get(k, to_float, 0.0) for k in ("fx", "fy", "fz"))
@@ -119,7 +119,7 @@ class _SimForceTorque(SimSensor):
 
 
 class _SimEncoder(SimSensor):
-    def __init__(self, unit: Encoder, el) -> None:
+    def __init__(self, unit: UnitConfig, el) -> None:
         super().__init__(unit, el)
         r = self._reader
         self.follows = r.get("follows", to_str, None)
@@ -140,6 +140,6 @@ class _SimEncoder(SimSensor):
         return [(self.reply_id, payload)]
 
 
-#: unit class -> its model, in the order they are tried
-SENSOR_MODELS = ((ImuSensor, _SimImu), (ContactSensor, _SimContact), (ForceTorqueSensor, _SimForceTorque),
-                 (Encoder, _SimEncoder))
+#: name of the configuring unit class (or of a base of it) -> its model, in the order they are tried
+SENSOR_MODELS = (("ImuSensor", _SimImu), ("ContactSensor", _SimContact),
+                 ("ForceTorqueSensor", _SimForceTorque), ("Encoder", _SimEncoder))

@@ -32,8 +32,9 @@ def simulated_middleware(source: Any, simulate: Optional[bool] = None, urdf: Opt
     """A middleware of ``source`` (XML path or text, or a parsed description) whose simulated channels
     talk to a :class:`SimulatedRobot` (arguments: see there and :meth:`SimulatedRobot.buses`)."""
     info = source if isinstance(source, HardwareInfo) else parse_hardware_xml(source)
-    robot = SimulatedRobot(info, simulate=simulate, urdf=urdf, urdf_source=urdf_source)
-    mw = Middleware(info, buses=robot.buses(process_key, wait))
+    mw = Middleware(info)   # the driver's checks first; the simulator reads the same records
+    robot = SimulatedRobot(mw.config, simulate=simulate, urdf=urdf, urdf_source=urdf_source)
+    mw.set_buses(robot.buses(process_key, wait))
     _PEERS[mw] = robot
     return mw
 

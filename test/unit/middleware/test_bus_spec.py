@@ -1,9 +1,13 @@
 """Bus overrides: the middleware opens what it is given and knows nothing of the peer behind it."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from rospy_control.bus.spec import BusSpec
+from rospy_control.devices import HardwareUnit
+from rospy_control.hardware_config.records import UnitConfig
 from rospy_control.exceptions import HardwareError
 from rospy_control.middleware import Middleware
 from rospy_control.simulator import SimulatedRobot
@@ -74,10 +78,18 @@ def test_the_bus_wide_switches_of_the_simulated_robot():
         SimulatedRobot(motor_xml(1), simulate=False).firmware("bus")
 
 
-def test_the_simulator_never_touches_the_drivers_units():
-    sim = SimulatedRobot(motor_xml(1), simulate=True)
-    mw = Middleware(sim.info, buses=sim.buses())
-    assert mw.unit("m1") is not sim.model.unit("m1")
-    assert mw.unit("m1").simulation is None     # the simulator's own units carry the <simulation>
-    assert sim.model.unit("m1").simulation is not None
+def test_the_simulator_is_built_from_the_configuration_records_never_the_drivers_units():
+    mw = Middleware.from_xml(motor_xml(1))
+    sim = SimulatedRobot(mw.config, simulate=True)
+    mw.set_buses(sim.buses())
+    record = sim.config.unit("m1")
+    assert isinstance(record, UnitConfig) and record.simulation is not None
+    assert (record.can_id, record.kinds[0]) == (mw.unit("m1").can_id, "Motor")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        record.can_id = 7                        # what the reader read stays as it read it
+    model = sim.firmware("bus").by_name["m1"]
+    assert model.unit is record
+    # nothing the simulated firmware holds is one of the driver's devices
+    assert not [k for k, v in vars(model).items() if isinstance(v, HardwareUnit)]
+    assert not hasattr(mw.unit("m1"), "simulation")   # only the record carries <simulation>
     mw.shutdown()

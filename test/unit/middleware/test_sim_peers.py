@@ -48,7 +48,10 @@ class EchoDevice(SimulatedDevice):
 
 
 class EchoUnit:
-    """Stands for a unit class the registry knows (only the attributes the factory reads)."""
+    """Stands for the configuration record of a unit class the registry knows (only what the factory
+    reads: the record's ``kinds`` name the configuring class and its bases)."""
+
+    kinds = ("EchoUnit",)
 
     def __init__(self, name: str, node: int) -> None:
         self.name = name
@@ -145,9 +148,11 @@ def test_a_command_step_is_not_measured_across_a_frame_the_simulator_dropped():
     # The command statistics measure what the driver sent (its step cap): a frame the simulator
     # dropped because the host starved it breaks the chain, so the step to the next frame is not
     # counted as one the driver sent.
-    from rospy_control.middleware import Motor
     from rospy_control.devices.mit import codec as mit
-    motor = Motor("m1", 1)
+    from rospy_control.hardware_config.document import parse_hardware_xml
+    from rospy_control.middleware.configuration import read_configuration
+    from middleware_testutil import motor_xml
+    motor = read_configuration(parse_hardware_xml(motor_xml(1))).unit("m1")   # can_id 1
     fw = SimulatedFirmware("bus", [motor], SimulationSettings())
     channel = f"drop-{uuid.uuid4().hex[:8]}"
     fw.start(channel)

@@ -244,9 +244,10 @@ def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
         if args.urdf:  # the in-process simulator (also the fallback) feels the URDF's weights
             with open(args.urdf, encoding="utf-8") as f:
                 urdf = f.read()
-        # the simulated robot (if any channel is simulated) is a peer on the middleware's buses
-        robot = SimulatedRobot(args.config, simulate=simulate, urdf=urdf, urdf_source=args.urdf or "")
-        mw = Middleware(robot.info)
+        # the driver's middleware checks the configuration first; the simulated robot (if any channel
+        # is simulated), built from the same records, is a peer on its buses
+        mw = Middleware.from_xml(args.config)
+        robot = SimulatedRobot(mw.config, simulate=simulate, urdf=urdf, urdf_source=args.urdf or "")
     except OSError as err:
         sys.stderr.write(f"hw_check: cannot read the URDF: {err}\n")
         return 1

@@ -191,7 +191,7 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
                                  False, "", 0.0, False, 0.0, False)
 
     @classmethod
-    def from_info(cls, info: UnitInfo) -> "Cia402Drive":
+    def read_settings(cls, info: UnitInfo) -> Dict[str, Any]:
         el = info.element
         where = f"{el.source}:{el.line}"
         if info.channel is None:
@@ -239,8 +239,8 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
                 c.finish()
                 maps[n] = (parse_pdo_map(text, f"{child.source}:{child.line}"), trans)
             kw[kind + "s"] = maps
-        unit = cls(info.name, where=where, **kw)
-        return unit
+        kw["where"] = where
+        return kw
 
     @property
     def startup_timeout(self) -> float:

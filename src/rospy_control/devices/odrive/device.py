@@ -53,7 +53,7 @@ error.  Errors in the first heartbeat after ``Clear_Errors`` are not judged (it 
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import can
 
@@ -183,7 +183,7 @@ class OdriveAxis(OdriveCyclicState):
 
     # == configuration ===================================================================================
     @classmethod
-    def from_info(cls, info: UnitInfo) -> "OdriveAxis":
+    def read_settings(cls, info: UnitInfo) -> Dict[str, Any]:
         el = info.element
         if info.channel is None:
             raise el.error("an ODrive axis needs a channel: set attribute 'channel' here or on an enclosing "
@@ -221,18 +221,14 @@ class OdriveAxis(OdriveCyclicState):
                                   expected="a positive torque constant (N.m/A)"),
         )
         r.finish()
-        where = f"{el.source}:{el.line}"
         ft = kw["fault_timeout"]
         if ft is not None and ft <= 2.0 * kw["encoder_rate"]:
             raise el.error(f"attribute 'fault_timeout'='{ft:g}': expected more than twice encoder_rate "
                            f"({kw['encoder_rate']:g} s): silence is judged on the cyclic encoder estimates")
-        try:
-            unit = cls(info.name, **kw)
-        except ConfigError as err:
-            raise ConfigError(f"{err} ({where})") from None
-        unit.where = where
-        unit.check_encodable()
-        return unit
+        return kw
+
+    def configured(self) -> None:
+        self.check_encodable()
 
     def encodable_ranges(self) -> Dict[str, Tuple[float, float]]:
         # the torque feed-forward of Set_Input_Pos is an int16 x 0.001 N.m at the motor

@@ -3,7 +3,7 @@
 state records."""
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, NamedTuple, Optional, Tuple
 
 import can
 
@@ -101,17 +101,17 @@ class CanSensor(CanUnit):
         self._msg = can.Message(arbitration_id=can_id, is_extended_id=False, data=b"", dlc=0)
 
     @classmethod
-    def from_info(cls, info: UnitInfo) -> "CanSensor":
+    def read_settings(cls, info: UnitInfo) -> Dict[str, Any]:
         r = AttributeReader(info.element, ignore=("name", "type", "channel"))
         kw = cls._can_kwargs(info, r)
-        kw["reply_id"] = r.get("reply_id", to_int, None, check=lambda v: 0 <= v <= 0x7FF,
-                               expected="an integer CAN id 0x000..0x7FF")
+        reply_id = r.get("reply_id", to_int, None, check=lambda v: 0 <= v <= 0x7FF,
+                         expected="an integer CAN id 0x000..0x7FF")
+        # the first reply id, as the sensor answers on it (not None: the simulated sensor reads it too)
+        kw["reply_id"] = kw["can_id"] + sensors.DEFAULT_REPLY_OFFSET if reply_id is None else reply_id
         kw["frame_id"] = r.get("frame_id", to_str, "")
         kw.update(cls._read_attributes(r))
         r.finish()
-        unit = cls(info.name, **kw)
-        unit.where = f"{info.element.source}:{info.element.line}"
-        return unit
+        return kw
 
     @classmethod
     def _read_attributes(cls, r: AttributeReader) -> dict:
