@@ -201,6 +201,9 @@ class DriverDiagnostics:
                                                   value=str(j.get("interface") or "hold")))
                     status.values.append(KeyValue(key=f"{jn} controller",
                                                   value=str(j.get("controller") or "")))
+                    if j.get("start_check"):   # refused at start-up, or a turn applied (wrap="auto")
+                        status.values.append(KeyValue(key=f"{jn} start-up check",
+                                                      value=str(j["start_check"])))
             out.append(status)
         return out
 

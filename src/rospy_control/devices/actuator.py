@@ -38,6 +38,7 @@ What an actuator offers (all methods any thread, non-blocking, unless noted)
 from __future__ import annotations
 
 import abc
+import math
 import functools
 from enum import IntEnum
 from typing import Callable, ClassVar, Dict, FrozenSet, NamedTuple, Optional, Sequence, Tuple
@@ -159,6 +160,21 @@ class ActuatorUnit(CanUnit, abc.ABC):
         for this device to confirm it is enabled (``state().enabled``) or to fault; until then its
         joints take no trajectory."""
         return self.STARTUP_TIMEOUT
+
+    #: what the RobotHW does with a joint read a turn off at start-up (``off`` / ``auto``, see
+    #: :class:`~rospy_control.devices.commanded.CommandedActuator`)
+    wrap: str = "off"
+    #: the span (rad, the unit's side) of the position the device keeps across a power cycle: an
+    #: actuator that counts turns only while powered boots within one turn of its output
+    WRAP_PERIOD: float = 2.0 * math.pi
+
+    def request_fault(self, reason: str) -> None:
+        """Put the device in FAULT with ``reason`` (any thread; the shared command side does it at the
+        next poll).  A device type without it is left running, and its joint is not commanded."""
+
+    def shift_zero(self, delta: float) -> None:
+        """Move the device's zero by ``delta`` (rad, the device's side; any thread)."""
+        self.zero_offset += delta
 
     # -- state ----------------------------------------------------------------------------------------
     def state(self) -> MotorState:

@@ -55,6 +55,11 @@ class CommandedActuator(ActuatorUnit):
     DEFAULT_POSITION_KP = 20.0
     DEFAULT_POSITION_KD = 0.5
     DEFAULT_VELOCITY_KD = 1.0
+    #: values of the ``wrap`` attribute: what the RobotHW does with a joint whose first reading lies
+    #: outside its limits while one :attr:`wrap_period` away it would lie inside (see
+    #: :mod:`rospy_control.robot_hw._start_check`): ``off`` refuses the joint naming the fix, ``auto``
+    #: applies the one in-limit reading when it is the only one
+    WRAP_MODES = ("off", "auto")
 
     _cmd_buf: RealtimeBuffer[Any]
     _step_cap: PositionStepCap
@@ -64,7 +69,7 @@ class CommandedActuator(ActuatorUnit):
                         max_temperature: float, watchdog_mode: Optional[str], default_watchdog_mode: str,
                         buffer_name: str, position_kp: float = DEFAULT_POSITION_KP,
                         position_kd: float = DEFAULT_POSITION_KD,
-                        velocity_kd: float = DEFAULT_VELOCITY_KD) -> None:
+                        velocity_kd: float = DEFAULT_VELOCITY_KD, wrap: str = "off") -> None:
         """Check and keep the configuration every actuator has; make the command buffer, the watchdog
         and the step cap.  ``who`` names the device in messages; ``limp`` is the first command; the
         gains go into the commands :meth:`set_command` makes (a device that makes its own ignores them).
@@ -77,7 +82,12 @@ class CommandedActuator(ActuatorUnit):
         mode = watchdog_mode if watchdog_mode is not None else default_watchdog_mode
         if mode not in self.HOLD_MODES:
             raise ConfigError(f"{who}: watchdog_mode must be {self._hold_modes_text()}, got {mode!r}")
-        self.direction, self.zero_offset = direction, zero_offset
+        if wrap not in self.WRAP_MODES:
+            raise ConfigError(f"{who}: wrap must be one of {', '.join(self.WRAP_MODES)}, got {wrap!r}")
+        self.direction, self.zero_offset, self.wrap = direction, zero_offset, wrap
+        # requests of another thread, applied by the channel thread at the start of a poll
+        self._fault_request: Optional[str] = None
+        self._zero_shift = 0.0
         self.joint, self.max_temperature, self.watchdog_mode = joint, max_temperature, mode
         self.position_kp, self.position_kd, self.velocity_kd = position_kp, position_kd, velocity_kd
         self.rejected_commands = self.watchdog_trips = 0
@@ -108,6 +118,9 @@ class CommandedActuator(ActuatorUnit):
             max_temperature=r.get("max_temperature", to_float, cls.DEFAULT_MAX_TEMPERATURE),
             watchdog_mode=r.get("watchdog_mode", to_str, None, check=lambda v: v in cls.HOLD_MODES,
                                 expected=cls._hold_modes_text()),
+            wrap=r.get("wrap", to_str, "off", check=lambda v: v in cls.WRAP_MODES,
+                       expected="'off' (a joint read a turn off is refused, naming the fix) or 'auto' "
+                                "(the one in-limit reading a turn away is applied)"),
         )
 
     @classmethod
@@ -129,8 +142,27 @@ class CommandedActuator(ActuatorUnit):
         """The start of every ``poll`` (channel thread): the mode the channel published last cycle (what
         :meth:`mode_confirmed` compares), and the probe of a reset the caller asked for."""
         self._published_mode = self._state.mode  # type: ignore[union-attr]
+        if self._zero_shift:
+            with self._reset_lock:
+                shift, self._zero_shift = self._zero_shift, 0.0
+            self.zero_offset += shift
+            self._step_cap.forget()
+        if self._fault_request is not None:
+            reason, self._fault_request = self._fault_request, None
+            self.set_fault(reason)
         if self._reset_req != self._reset_seen:
             self.begin_poll(now)
+
+    def request_fault(self, reason: str) -> None:
+        """Put the device in FAULT with ``reason`` at its next poll (any thread): a RobotHW that will not
+        run the device (a joint read outside its limits at start-up).  ``reset_fault`` clears it."""
+        self._fault_request = reason
+
+    def shift_zero(self, delta: float) -> None:
+        """Move the device's zero by ``delta`` (rad, the device's side) at its next poll (any thread):
+        the reading changes by ``-direction * delta`` (a turn the device lost across a power cycle)."""
+        with self._reset_lock:
+            self._zero_shift += delta
 
     # -- commands (any thread): a Command with the device's gains -----------------------------------------
     def _rejected(self, *values: float) -> bool:

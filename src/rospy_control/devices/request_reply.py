@@ -82,13 +82,13 @@ class RequestReplyActuator(CommandedActuator):
                  velocity_kd: float = _D.DEFAULT_VELOCITY_KD,
                  max_temperature: float = _D.DEFAULT_MAX_TEMPERATURE,
                  fault_timeout: Optional[float] = None, watchdog_mode: Optional[str] = None,
-                 firmware_timeout: float = DEFAULT_FIRMWARE_TIMEOUT) -> None:
+                 firmware_timeout: float = DEFAULT_FIRMWARE_TIMEOUT, wrap: str = "off") -> None:
         super().__init__(name, can_id, fault_timeout)
         # the latest command: written by the caller's thread, read by the channel thread, as one
         # immutable Command whose sequence number (the watchdog's "a new command came") travels with it
         self._init_commanded(f"motor '{name}'", _LIMP, direction, zero_offset, joint, max_temperature,
                              watchdog_mode, self.DEFAULT_WATCHDOG_MODE, f"motor {name} command",
-                             position_kp, position_kd, velocity_kd)
+                             position_kp, position_kd, velocity_kd, wrap)
         if not firmware_timeout >= 0:
             raise ConfigError(f"motor '{name}': firmware_timeout must be >= 0, got {firmware_timeout}")
         #: the device's own CAN timeout (s, 0 = none): it leaves the enabled state when it receives nothing

@@ -22,6 +22,7 @@ from rospy_control.hardware_interface import NOT_READY
 from rospy_control.log import Throttle, get_logger
 from rospy_control.middleware import ControlMode
 from rospy_control.robot_hw._records import Actuator, Records
+from rospy_control.robot_hw._start_check import StartPositionCheck
 
 __all__ = ["FaultTracker"]
 
@@ -39,6 +40,8 @@ class FaultTracker:
         self._groups = rec.groups
         self._throttle = throttle
         self.faulted_joints: Dict[str, str] = {}
+        #: the start-up position check of every group that becomes ready or recovers
+        self.start_check = StartPositionCheck()
         self._reset_request = False
         #: set by the RobotHW after its first complete read: a group that becomes ready later restarts
         self.settled = False
@@ -61,16 +64,18 @@ class FaultTracker:
         g = act.group
         if g is None:
             return
-        was_ready = g.ready
-        g.ready = all(a.received for a in g.actuators)
+        check = self.start_check
+        held = check.holds(g)
+        was_ready = g.ready or held
+        ready = all(a.received for a in g.actuators)
         faulted = any(a.fault for a in g.actuators)
-        if g.ready and not was_ready and not faulted and not g.faulted and self.settled:
-            # (a faulted group restarts when its fault is reset, below, not while its reset is probed)
-            g.reseed = True
-            self._reset_request = True
-            logger.info("joint(s) %s: motors enabled; commands start from the measured position",
-                        ", ".join(j.name for j in g.joints))
+        if ready and not was_ready and not faulted and not g.faulted:
+            # its first reading is checked against its limits before it is commanded (run_checks);
+            # a group that becomes ready after the controllers started restarts from the measured
+            # position (a faulted group restarts when its fault is reset, below)
+            check.request(g, reseed=self.settled, first=True)
         if faulted and not g.faulted:
+            check.drop(g)
             g.faulted = True
             for a in g.actuators:
                 sp = a.data.command_position
@@ -81,19 +86,35 @@ class FaultTracker:
                          s.fault_reason)
         elif g.faulted and not faulted:
             g.faulted = False
-            g.reseed = True
-            self._reset_request = True
+            check.request(g, reseed=True, first=False)
             logger.warning("joint(s) %s: motors back from FAULT; commands resume from the measured position",
                            ", ".join(j.name for j in g.joints))
+        g.ready = ready and not check.holds(g)
         self.faulted_joints = {
             j.name: "; ".join(f"motor '{a.name}': {a.fault_reason}" for a in grp.actuators if a.fault)
             for grp in self._groups if grp.faulted for j in grp.joints}
         # Controllers see it through JointStateHandle.get_fault() (the JTC aborts its goal).
-        if not g.ready and not g.faulted:
+        if not ready and not g.faulted:
             self._mark_starting(g)
             return
+        if check.holds(g):
+            return           # its joints say why until run_checks() starts or refuses it
         for j in g.joints:
             j.data.fault = self.faulted_joints.get(j.name)
+
+    def run_checks(self) -> None:
+        """After the read computed the joints' positions: the start-up check of the groups that became
+        ready or recovered (:mod:`._start_check`); a group that passes starts now."""
+        for g, reseed, first in self.start_check.run():
+            g.ready = True
+            for j in g.joints:
+                j.data.fault = self.faulted_joints.get(j.name)
+            if reseed:
+                g.reseed = True
+                self._reset_request = True
+                if first and self.settled:
+                    logger.info("joint(s) %s: motors enabled; commands start from the measured position",
+                                ", ".join(j.name for j in g.joints))
 
     def consume_reset_request(self) -> bool:
         """True once after a faulted group recovered."""

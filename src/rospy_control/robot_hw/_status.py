@@ -4,7 +4,7 @@ the snapshot) by one builder, :mod:`rospy_control.adapter.diagnostics`.
 """
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, Optional
 
 from rospy_control.middleware import Middleware
 from rospy_control.robot_hw._records import KIND_INTERFACES, Records
@@ -12,8 +12,11 @@ from rospy_control.robot_hw._records import KIND_INTERFACES, Records
 __all__ = ["build_status"]
 
 
-def build_status(mw: Middleware, rec: Records, faulted_joints: Dict[str, str], switch: dict) -> dict:
-    """Per-joint, per-motor and per-sensor status (plain data); ``switch`` is the last switch's."""
+def build_status(mw: Middleware, rec: Records, faulted_joints: Dict[str, str], switch: dict,
+                 start_notes: Optional[Dict[str, str]] = None) -> dict:
+    """Per-joint, per-motor and per-sensor status (plain data); ``switch`` is the last switch's,
+    ``start_notes`` what the start-up position check said of a joint (refused, or a turn applied)."""
+    start_notes = start_notes or {}
     snap = mw.snapshot().states
     joints = {}
     for name in sorted(rec.joints):
@@ -29,6 +32,7 @@ def build_status(mw: Middleware, rec: Records, faulted_joints: Dict[str, str], s
             "position": j.data.position,
             "velocity": j.data.velocity,
             "effort": j.data.effort,
+            "start_check": start_notes.get(name, ""),
         }
     motors = {}
     for a in rec.actuators:

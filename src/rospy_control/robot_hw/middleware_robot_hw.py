@@ -20,6 +20,7 @@ fault tracker's ``faulted_joints``, the configuration's objects), never containe
 """
 from __future__ import annotations
 
+import time as _time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from rospy_control.dynamics import compensation_options, configuration_root
@@ -135,6 +136,7 @@ class MiddlewareRobotHW(RobotHW):
         #: fault switches and command record; None: none, or composed by the caller)
         self.simulator: Any = None
         self._throttle = Throttle(5.0)
+        self._reads = 0          # read() calls (control thread), for reset_faults' wait
         self._adopt(Records())  # nothing configured yet
         if middleware is not None:
             self.configure(middleware, urdf_xml, params, urdf_source=urdf_source, params_source=params_source,
@@ -383,7 +385,11 @@ class MiddlewareRobotHW(RobotHW):
             s = states[name]
             contact.in_contact = s.in_contact
             contact.force = s.force
-        self._faults.settled = True
+        self._reads += 1
+        faults = self._faults
+        if faults.start_check.pending:
+            faults.run_checks()      # joints that became ready or recovered: their reading in limits?
+        faults.settled = True
         try:
             mw.check()
         except CommunicationError as err:
@@ -431,9 +437,23 @@ class MiddlewareRobotHW(RobotHW):
         :meth:`read` (commands re-seeded, limit handles reset, :meth:`consume_reset_request` True
         once, so the running controllers restart holding).
 
+        A joint refused at start-up (its reading outside its limits, :mod:`._start_check`) is checked
+        again by the control loop's next read once its motors recovered; this waits for that check
+        (up to 1 s) and reports the motors of a joint refused again with the reason.
+
         :returns: ``{unit: reason}`` of the units still in FAULT (empty: all recovered).
         """
-        return self.middleware.reset_faults(timeout=timeout)
+        check = self._faults.start_check
+        refused_before = bool(check.refused)
+        still = dict(self.middleware.reset_faults(timeout=timeout))
+        if refused_before:
+            reads = self._reads
+            deadline = _time.monotonic() + 1.0
+            while _time.monotonic() < deadline and (self._reads < reads + 2 or check.pending):
+                _time.sleep(0.005)
+            for motor, reason in check.refused.items():
+                still.setdefault(motor, reason)
+        return still
 
     def limit_command_steps(self, nominal_period: float, periods: float = 2.0) -> Dict[str, float]:
         """Cap, on the wire, the position step between two consecutive command frames of every motor at
@@ -548,4 +568,5 @@ class MiddlewareRobotHW(RobotHW):
 
     def status(self) -> dict:
         """Per-joint, per-motor and per-sensor status for diagnostics (plain data)."""
-        return build_status(self.middleware, self._rec, self._faults.faulted_joints, self._switching.status())
+        return build_status(self.middleware, self._rec, self._faults.faulted_joints, self._switching.status(),
+                            self._faults.start_check.notes)

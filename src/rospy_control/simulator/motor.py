@@ -1,13 +1,14 @@
 """The simulated MIT motor: joint model and firmware (see :mod:`rospy_control.simulator`)."""
 from __future__ import annotations
 
+import math
 import random
 import struct
 import time
 from typing import Any, Optional
 
 from rospy_control.exceptions import ConfigError
-from rospy_control.hardware_config.document import ElementInfo, non_negative, positive, to_float
+from rospy_control.hardware_config.document import ElementInfo, non_negative, positive, to_float, to_int
 from rospy_control.devices.mit import codec as mit
 from rospy_control.simulator.base import SimUnit
 from rospy_control.simulator.physics import move, steps_due
@@ -71,6 +72,10 @@ class SimulatedMotor(SimUnit):
         self.velocity_noise = r.get("velocity_noise", to_float, 0.0, check=non_negative, expected="std >= 0")
         self.torque_noise = r.get("torque_noise", to_float, 0.0, check=non_negative, expected="std >= 0")
         self.temperature = r.get("temperature", to_float, 35.0)
+        # whole turns the motor's reading is off after power-on (a motor that counts turns only while
+        # powered, switched on a turn away from where it was switched off)
+        turns = r.get("turn_offset", to_int, 0, check=lambda v: abs(v) <= 100,
+                      expected="an integer number of turns")
         self.firmware_timeout = r.get("firmware_timeout", to_float, motor.firmware_timeout,
                                       check=non_negative,
                                       expected="seconds >= 0 (0 = no firmware CAN timeout)")
@@ -99,7 +104,7 @@ class SimulatedMotor(SimUnit):
         self._cmd_bytes = b""
         self._cmd_pd = 0.0      # raw p_des (firmware frame, before the zero shift) and kp of _cmd_bytes
         self._cmd_kp = 0.0
-        self.zero_shift = 0.0
+        self.zero_shift = -2.0 * math.pi * turns
         self._last_rx: Optional[float] = None
         #: times the firmware CAN timeout took the motor out of motor mode
         self.firmware_timeouts = 0

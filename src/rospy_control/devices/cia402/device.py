@@ -121,7 +121,7 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
                  watchdog_mode: Optional[str] = None,
                  rpdos: Optional[Dict[int, Tuple[List[Tuple[int, int, int]], int]]] = None,
                  tpdos: Optional[Dict[int, Tuple[List[Tuple[int, int, int]], int]]] = None,
-                 where: str = "") -> None:
+                 where: str = "", wrap: str = "off") -> None:
         super().__init__(name, node_id, fault_timeout)
         self.where = where
         who = f"CiA 402 drive '{name}'" + (f" ({where})" if where else "")
@@ -137,6 +137,8 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
         self.node_id = node_id
         self.eds = eds
         self.counts_per_rev, self.gear_ratio, self.rated_torque = counts_per_rev, gear_ratio, rated_torque
+        #: one motor revolution (a single-turn encoder's span after a power cycle) at the output
+        self.WRAP_PERIOD = 2.0 * math.pi / abs(gear_ratio)
         self.max_torque = int(max_torque)
         self.heartbeat = heartbeat
         self.heartbeat_timeout = heartbeat_timeout if heartbeat_timeout is not None else 3.0 * heartbeat
@@ -145,7 +147,7 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
         self.transition_timeout = self.DEFAULT_TRANSITION_TIMEOUT
         # command (any thread -> channel thread), watchdog and step cap
         self._init_commanded(who, _LIMP, direction, zero_offset, joint, max_temperature, watchdog_mode,
-                             "position", f"drive {name} command")
+                             "position", f"drive {name} command", wrap=wrap)
         # the canopen side: a network without a bus until the channel hands its own over
         from rospy_control.devices.cia402 import canopen_net
         self._canopen_net = canopen_net

@@ -126,7 +126,8 @@ class Motor(RequestReplyActuator):
                  reply_dlc: int = DEFAULT_REPLY_DLC, max_temperature: float = _D.DEFAULT_MAX_TEMPERATURE,
                  fault_timeout: Optional[float] = None, watchdog_mode: Optional[str] = None,
                  firmware_timeout: float = DEFAULT_FIRMWARE_TIMEOUT, firmware: str = "mit",
-                 frame_layout: str = cm.LAYOUT_V3, scale: cm.CubeMarsV3Scale = cm.CubeMarsV3Scale()) -> None:
+                 frame_layout: str = cm.LAYOUT_V3, scale: cm.CubeMarsV3Scale = cm.CubeMarsV3Scale(),
+                 wrap: str = "off") -> None:
         check_choice(name, "firmware", firmware, FIRMWARES)
         self.firmware = firmware
         self.v3 = firmware == "cubemars_v3"
@@ -146,7 +147,7 @@ class Motor(RequestReplyActuator):
         super().__init__(name, can_id, direction=direction, zero_offset=zero_offset, joint=joint,
                          position_kp=position_kp, position_kd=position_kd, velocity_kd=velocity_kd,
                          max_temperature=max_temperature, fault_timeout=fault_timeout,
-                         watchdog_mode=watchdog_mode, firmware_timeout=firmware_timeout)
+                         watchdog_mode=watchdog_mode, firmware_timeout=firmware_timeout, wrap=wrap)
         limits.validate()
         self.limits = limits
         self.reply_dlc = reply_dlc

@@ -110,7 +110,8 @@ class OdriveAxis(OdriveCyclicState):
                  heartbeat_rate: float = DEFAULT_HEARTBEAT_RATE, encoder_rate: float = DEFAULT_ENCODER_RATE,
                  state_timeout: float = DEFAULT_STATE_TIMEOUT, pos_gain: Optional[float] = None,
                  vel_gain: Optional[float] = None, vel_integrator_gain: Optional[float] = None,
-                 torque_limit: float = math.inf, torque_constant: Optional[float] = None) -> None:
+                 torque_limit: float = math.inf, torque_constant: Optional[float] = None,
+                 wrap: str = "off") -> None:
         try:
             od.check_node_id(node_id, name)
             self.firmware = od.parse_version(firmware)
@@ -127,6 +128,8 @@ class OdriveAxis(OdriveCyclicState):
                               "carries both)")
         self.node_id = node_id
         self.ratio = float(ratio)
+        #: one motor turn (an incremental or single-turn encoder's span after a power cycle) at the unit
+        self.WRAP_PERIOD = 2.0 * math.pi / self.ratio
         self.heartbeat_rate = float(heartbeat_rate)
         self.encoder_rate = float(encoder_rate)
         self.state_timeout = float(state_timeout)
@@ -141,7 +144,7 @@ class OdriveAxis(OdriveCyclicState):
         # for the step cap
         self._init_commanded(f"ODrive axis '{name}'", _LIMP, direction, zero_offset, joint, max_temperature,
                              watchdog_mode, "position", f"motor {name} command", position_kp=1.0,
-                             position_kd=0.0, velocity_kd=0.0)
+                             position_kd=0.0, velocity_kd=0.0, wrap=wrap)
         self._wd.hold = _LIMP
         self._msg = can.Message(arbitration_id=od.arbitration_id(node_id, 0), is_extended_id=False,
                                 data=bytearray(8))
