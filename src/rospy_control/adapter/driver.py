@@ -95,6 +95,9 @@ Private parameters (all settable from ``launch/bringup.launch`` arguments):
   standalone branch: sensor broadcasters run alongside (IMU, foot contact topics).
 * ``~check_controllers`` (bool, default true) -- step 4 above.
 * ``~diagnostics_period`` (double, s, default 1.0) -- ``/diagnostics`` period; 0 disables.
+* ``~telemetry_rate`` (double, Hz, default 10) -- ``~telemetry`` (``rospy_control/ActuatorTelemetry``:
+  temperatures, bus voltage, current, mode, error codes, gains) rate; 0 disables.  ``~set_gains``
+  changes an actuator's gains at run time (:mod:`.telemetry`).
 * ``~statistics_period`` (double, s, default 1.0) -- ros_control branch:
   ``controller_manager/statistics`` period; 0 disables.
 * ``~hold_mode`` (string, default ``position``) -- what joints no running controller commands do:
@@ -142,6 +145,7 @@ from std_srvs.srv import Trigger, TriggerResponse
 
 from rospy_control.control_loop.loop import ControlLoop
 from rospy_control.adapter.controller_manager_ros import ControllerManagerRos
+from rospy_control.adapter.telemetry import TelemetryServices
 from rospy_control.adapter.diagnostics import DiagnosticsThread, DriverDiagnostics
 from rospy_control.adapter.paths import package_root
 from rospy_control.adapter.startup import start_node
@@ -207,6 +211,7 @@ class Driver:
         self.trajectory_controllers: List[str] = []
         self.joint_states: Optional[JointStatesThread] = None
         self.diagnostics: Optional[DiagnosticsThread] = None
+        self.telemetry: Optional[TelemetryServices] = None
         self.fault_reset: Optional[FaultReset] = None
         self._diag_pub: Optional[rospy.Publisher] = None
         self._js_pub: Optional[rospy.Publisher] = None
@@ -263,6 +268,7 @@ class Driver:
         self._start_fault_services()
         if p.diagnostics_period > 0.0:
             self._start_diagnostics()
+        self.telemetry = TelemetryServices(self.robot_hw.middlewares, p.telemetry_rate)
         self._report_start_faults()
         self._hint(types)
         mw = self.middleware
@@ -463,6 +469,7 @@ class Driver:
         self._closed = True
         steps = [
             ("diagnostics", lambda: _stop_observer(self.diagnostics)),
+            ("telemetry", lambda: _stop_observer(self.telemetry)),
             ("fault services", self._shutdown_services),
             ("joint_states thread", lambda: _stop_observer(self.joint_states)),
             ("controller manager services", lambda: self.cm_ros and self.cm_ros.shutdown()),

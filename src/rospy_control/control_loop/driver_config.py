@@ -81,6 +81,7 @@ class DriverParams:
     CONTROL_RATE = 200.0
     PUBLISH_RATE = 100.0
     DIAGNOSTICS_PERIOD = 1.0
+    TELEMETRY_RATE = 10.0
     STATISTICS_PERIOD = 1.0
     #: s the driver waits for the simulator process before it falls back to the in-process one
     SIM_WAIT = 60.0
@@ -117,6 +118,7 @@ class DriverParams:
         self.check_controllers = _as_bool("~check_controllers", get("check_controllers", True))
         self.diagnostics_period = _non_negative("~diagnostics_period",
                                                 get("diagnostics_period", self.DIAGNOSTICS_PERIOD))
+        self.telemetry_rate = _non_negative("~telemetry_rate", get("telemetry_rate", self.TELEMETRY_RATE))
         self.statistics_period = _non_negative("~statistics_period",
                                                get("statistics_period", self.STATISTICS_PERIOD))
         hold = get("hold_mode", "")

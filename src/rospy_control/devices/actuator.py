@@ -94,6 +94,8 @@ class MotorState(NamedTuple):
     received: bool         #: the device's position was decoded at least once (its values are real)
     fault_time: float = 0.0   #: time.time() when the fault happened, 0.0 when not in FAULT
     watchdog: bool = False    #: the command watchdog holds the actuator (no new command for command_timeout)
+    bus_voltage: Optional[float] = None  #: V, None when the device does not report it
+    current: Optional[float] = None      #: A (the motor's torque-producing current), None when not reported
 
 
 #: the contract's name for the state record (``MotorState`` is kept for the existing API)

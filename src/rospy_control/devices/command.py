@@ -35,3 +35,6 @@ class Reply(NamedTuple):
     temperature: Optional[float] = None
     #: the device's error code, 0 = none (named through ``ERRORS``)
     error_code: int = 0
+    #: the supply voltage (V) and the motor current (A) where the reply carries them
+    bus_voltage: Optional[float] = None
+    current: Optional[float] = None

@@ -106,6 +106,8 @@ class RequestReplyActuator(CommandedActuator):
         self._inflight_before = ControlMode.NONE  # the mode of the command frame before (see on_frame)
         self._inflight_enter = False
         self._temp: Optional[float] = None
+        self._volt: Optional[float] = None
+        self._amps: Optional[float] = None
         self._err = 0
         # the command watchdog (channel thread) holds limp until it first trips
         self._wd.hold = _LIMP
@@ -282,6 +284,7 @@ class RequestReplyActuator(CommandedActuator):
             return 0
         self._measured(reply.position, reply.velocity, reply.effort)
         temp = self._temp = reply.temperature
+        self._volt, self._amps = reply.bus_voltage, reply.current
         err = self._err = reply.error_code
         if err:
             name = self.error_name(err)
@@ -314,7 +317,7 @@ class RequestReplyActuator(CommandedActuator):
             self._enabled and not fault, self._mode, self._cmd_buf.read_from_rt().mode, fault,
             self._fault_reason,
             self._last_reply if self._received else 0.0, self._received, self._fault_time,
-            self._wd.active)
+            self._wd.active, self._volt, self._amps)
         return s
 
     def exit_message(self) -> Optional[can.Message]:

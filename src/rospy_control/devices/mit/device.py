@@ -256,7 +256,8 @@ class Motor(RequestReplyActuator):
                 f = cm.unpack_feedback(arb_id, data, self.scale)
             except cm.CubeMarsFrameError:
                 return None
-            return Reply(f.position, f.velocity, f.torque, f.temperature, f.error)
+            return Reply(f.position, f.velocity, f.torque, f.temperature, f.error,
+                         current=f.torque / self.scale.torque_constant)
         n = len(data)
         if n < 6:
             return None
@@ -266,6 +267,8 @@ class Motor(RequestReplyActuator):
         effort = (((x & 0xF) << 8) | tl) * self._tk + self._t0
         if n >= 8:
             return Reply(position, velocity, effort, float(data[6]), data[7])
+        if n == 7:   # the original (bgkatz) firmware's bus voltage
+            return Reply(position, velocity, effort, bus_voltage=float(data[6]))
         return Reply(position, velocity, effort)
 
     def enable_frame(self) -> bytes:

@@ -70,6 +70,8 @@ class OdriveCyclicState(StreamedStateActuator):
         return od.AXIS_STATES.get(self._axis_state, str(self._axis_state))
 
     _eff_dev = 0.0   # torque at the unit's side of the ratio, device direction (from Get_Torques / Get_Iq)
+    _amps: Optional[float] = None   # Iq measured (A), from Get_Iq
+    _volt: Optional[float] = None   # bus voltage (V), from Get_Bus_Voltage_Current
 
     def on_frame(self, arb_id: int, data, now: float) -> int:
         cmd_id = arb_id & 0x1F
@@ -112,13 +114,20 @@ class OdriveCyclicState(StreamedStateActuator):
             if temp > self.max_temperature:
                 what = f"over-temperature: {temp:.0f} C > max_temperature {self.max_temperature:.0f} C"
                 self.report_error(what, "axis still reports " + what)
-        elif cmd_id == od.CMD_GET_IQ and self.torque_constant is not None:
+        elif cmd_id == od.CMD_GET_IQ:                        # Get_Iq: setpoint, measured (A)
             if len(data) < 8:
                 self.bad_frames += 1
                 return 0
-            t = od.unpack_float_pair(data)[1] * self.torque_constant * self.ratio
-            self._eff_dev = t
-            self._eff = self.direction * t
+            iq = self._amps = od.unpack_float_pair(data)[1]
+            if self.torque_constant is not None:
+                t = iq * self.torque_constant * self.ratio
+                self._eff_dev = t
+                self._eff = self.direction * t
+        elif cmd_id == od.CMD_GET_BUS_VOLTAGE_CURRENT:       # bus voltage (V), bus current (A)
+            if len(data) < 8:
+                self.bad_frames += 1
+                return 0
+            self._volt = od.unpack_float_pair(data)[0]
         else:
             return 0
         self._frames.heard(now)

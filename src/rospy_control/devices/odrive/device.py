@@ -477,7 +477,7 @@ class OdriveAxis(OdriveCyclicState):
             self.name, self._pos, self._vel, self._eff, self._temp, self._err,
             self._enabled and not fault, self._mode, self._cmd_buf.read_from_rt().mode, fault,
             self._fault_reason, self._last_reply if self._received else 0.0, self._received,
-            self._fault_time, self._wd.active)
+            self._fault_time, self._wd.active, self._volt, self._amps)
         return s
 
     def exit_message(self) -> Optional[can.Message]:

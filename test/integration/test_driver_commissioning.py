@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""rostest node: joints read a whole motor turn off at start-up.
+"""rostest node: commissioning from ROS -- joints read a whole motor turn off at start-up, the
+actuators' telemetry, and gains changed at run time.
 
 The driver runs the simulated arm with two motors switched on a turn away from where they were
 switched off (``arm_hardware_turn_off.xml``), in either branch (``~use_ros_control``):
@@ -10,7 +11,10 @@ switched off (``arm_hardware_turn_off.xml``), in either branch (``~use_ros_contr
   ``~reset_faults`` checks it again and says it is still refused;
 * ``shoulder_lift_joint`` (``wrap="auto"``, a travel shorter than a turn) starts from the one reading
   inside its limits, and ``/diagnostics`` says so;
-* the rest of the robot runs (a gripper goal succeeds).
+* the rest of the robot runs (a gripper goal succeeds);
+* ``~telemetry`` (``rospy_control/ActuatorTelemetry``) carries every actuator's temperature, mode,
+  fault and gains; ``~set_gains`` changes a gain within the frame's range, refuses one outside it and
+  never saves unasked (these MIT motors keep none in flash).
 """
 from __future__ import annotations
 
@@ -25,6 +29,9 @@ import rostest
 from actionlib_msgs.msg import GoalStatus
 from control_msgs.msg import FollowJointTrajectoryGoal, FollowJointTrajectoryResult
 from std_srvs.srv import Trigger
+
+from rospy_control.msg import ActuatorTelemetry
+from rospy_control.srv import SetGains
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -35,11 +42,11 @@ ARM = "arm_controller"
 GRIPPER = "gripper_controller"
 
 
-class DriverStartCheckTest(unittest.TestCase):
+class DriverCommissioningTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls) -> None:
-        rospy.init_node("test_driver_start_check")
+        rospy.init_node("test_driver_commissioning")
         cls.driver = rospy.get_param("~driver_name", "/driver")
         cls.arm_joints = rospy.get_param(ARM + "/joints")
         cls.js = u.JointStates()
@@ -48,8 +55,19 @@ class DriverStartCheckTest(unittest.TestCase):
         cls.gripper = u.client(GRIPPER, 30.0)
         rospy.wait_for_service(f"{cls.driver}/reset_faults", 60.0)
         cls.reset_faults = rospy.ServiceProxy(f"{cls.driver}/reset_faults", Trigger)
+        cls.telemetry = u.Recorder(f"{cls.driver}/telemetry", ActuatorTelemetry, keep=20)
+        rospy.wait_for_service(f"{cls.driver}/set_gains", 30.0)
+        cls.set_gains = rospy.ServiceProxy(f"{cls.driver}/set_gains", SetGains)
         if not u.wait_for(lambda: cls.js.positions(cls.arm_joints) is not None, 30.0):
             raise AssertionError("no /joint_states with the arm joints")
+        if rospy.get_param("~use_ros_control"):
+            # the action servers answer before the spawner has started their controllers
+            from controller_manager_msgs.srv import ListControllers
+            rospy.wait_for_service("controller_manager/list_controllers", 30.0)
+            lc = rospy.ServiceProxy("controller_manager/list_controllers", ListControllers)
+            if not u.wait_for(lambda: all({c.name: c.state for c in lc().controller}.get(n) == "running"
+                                          for n in (ARM, GRIPPER)), 30.0):
+                raise AssertionError("the spawner did not start arm_controller and gripper_controller")
 
     def run_goal(self, client, goal, timeout):
         client.send_goal(goal)
@@ -116,9 +134,49 @@ class DriverStartCheckTest(unittest.TestCase):
         self.assertIn("elbow_joint", answer.message)
         self.assertTrue(u.wait_for(lambda: self.elbow_fault() != "", 10.0))
 
+    def latest(self):
+        msgs = self.telemetry.snapshot()
+        return msgs[-1] if msgs else None
+
+    def test_05_telemetry_carries_every_actuator(self):
+        self.assertTrue(u.wait_for(lambda: self.latest() is not None, 10.0), "no ~telemetry")
+        msg = self.latest()
+        row = {n: i for i, n in enumerate(msg.name)}
+        for name in ("shoulder_pan_motor", "shoulder_lift_motor", "elbow_motor", "gripper_motor"):
+            self.assertIn(name, row)
+        for field in ("temperature", "bus_voltage", "current", "effort", "mode", "error_code", "fault",
+                      "position_kp"):
+            self.assertEqual(len(getattr(msg, field)), len(msg.name), field)
+        pan = row["shoulder_pan_motor"]
+        self.assertTrue(20.0 < msg.temperature[pan] < 60.0, msg.temperature[pan])   # DLC 8 replies
+        self.assertEqual(msg.mode[pan], "POSITION")
+        self.assertTrue(msg.fault[row["elbow_motor"]])
+        self.assertIn("elbow_joint", msg.fault_reason[row["elbow_motor"]])
+
+    def test_06_a_gain_changes_at_run_time_within_its_range_and_is_never_saved_unasked(self):
+        nan = float("nan")
+        answer = self.set_gains(unit="wrist_1_motor", position_kp=45.0, position_kd=nan, velocity_kd=nan,
+                                save=False)
+        self.assertTrue(answer.success, answer.message)
+
+        def kp():
+            msg = self.latest()
+            return msg.position_kp[list(msg.name).index("wrist_1_motor")] if msg else None
+        self.assertTrue(u.wait_for(lambda: kp() == 45.0, 5.0), kp())
+        answer = self.set_gains(unit="wrist_1_motor", position_kp=900.0, position_kd=nan, velocity_kd=nan,
+                                save=False)
+        self.assertFalse(answer.success)
+        self.assertIn("position_kp", answer.message)
+        answer = self.set_gains(unit="wrist_1_motor", position_kp=40.0, position_kd=nan, velocity_kd=nan,
+                                save=True)
+        self.assertFalse(answer.success)
+        self.assertIn("flash", answer.message)
+        rospy.sleep(0.3)
+        self.assertEqual(kp(), 45.0)
+
     def test_99_node_still_running(self):
         self.assertTrue(rosnode.rosnode_ping(self.driver, max_count=1))
 
 
 if __name__ == "__main__":
-    rostest.rosrun("rospy_control", "test_driver_start_check", DriverStartCheckTest)
+    rostest.rosrun("rospy_control", "test_driver_commissioning", DriverCommissioningTest)
