@@ -18,6 +18,9 @@ hw_check says so and falls back to the in-process simulator.  ``--sim-in-process
 inside hw_check on a ``virtual`` bus instead.  ``--urdf <file>`` gives the simulated motors the
 static gravity load of the URDF's links at the current pose (without it, only constant loads).
 
+Subcommand: ``hw_check zero XML UNIT [--save] [--yes] [--sim]`` makes a unit's current position its
+zero (:mod:`.hw_check_zero`).
+
 Exit status: 0 all good; 1 configuration error; 2 communication error (bus cannot be opened, error on
 a channel thread); 3 units in FAULT at the end (also after a failed ``--reset``); 130 interrupted.
 """
@@ -236,7 +239,12 @@ def _simulator_line(simulator: SimulatedRobot) -> str:
 
 
 def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
-    """Run the tool; returns the exit status (see the module docstring)."""
+    """Run the tool; returns the exit status (see the module docstring).  ``hw_check zero ...``
+    runs the subcommand of :mod:`.hw_check_zero`."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "zero":
+        from rospy_control.adapter.tools import hw_check_zero
+        return hw_check_zero.main(argv[1:], out)
     args = _parser().parse_args(argv)
     simulate = True if args.sim else (False if args.hardware else None)
     try:
