@@ -108,6 +108,25 @@ class Diagnostics(Recorder):
         return None
 
 
+def send_goal(client: actionlib.SimpleActionClient, goal, **kw) -> None:
+    """``client.send_goal(goal)`` without losing an answer that arrives before it returns.
+
+    actionlib's ``SimpleActionClient.send_goal`` keeps the new goal handle only after
+    ``ActionClient.send_goal`` has published the goal.  A server that answers at once (a rejection)
+    can have its status and result processed on the subscriber thread in that window -- a window a
+    loaded host stretches to the length of a deschedule -- and the simple client then drops those
+    transitions ("Got a transition callback on a goal handle that we're not tracking") and waits for
+    a result it already received.  Replaying the handle's state once it is kept closes the window.
+    """
+    from actionlib.action_client import CommState
+    from actionlib.simple_action_client import SimpleGoalState
+    client.send_goal(goal, **kw)
+    gh = client.gh
+    if gh is not None and gh.get_comm_state() == CommState.DONE \
+            and client.simple_state != SimpleGoalState.DONE:
+        client._handle_transition(gh)
+
+
 def client(controller: str, timeout: float = 60.0) -> actionlib.SimpleActionClient:
     c = actionlib.SimpleActionClient(controller + "/follow_joint_trajectory", FollowJointTrajectoryAction)
     if not c.wait_for_server(rospy.Duration(timeout)):

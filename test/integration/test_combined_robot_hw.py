@@ -80,7 +80,7 @@ class CombinedRobotHWTest(unittest.TestCase):
         return u.ramp_goal([CAMERA_JOINT], start, [target - start[0]], duration)
 
     def run_goal(self, client, goal, timeout: float):
-        client.send_goal(goal)
+        u.send_goal(client, goal)
         self.assertTrue(client.wait_for_result(rospy.Duration(timeout)), "no result in time")
         return client.get_state(), client.get_result()
 

@@ -71,7 +71,7 @@ class DriverArmTest(unittest.TestCase):
     def run_goal(self, client, goal, timeout):
         """Send ``goal`` and wait for its result: ``timeout`` is the goal's own duration plus a
         generous margin for a loaded host (it only bounds the wait)."""
-        client.send_goal(goal)
+        u.send_goal(client, goal)
         self.assertTrue(client.wait_for_result(rospy.Duration(timeout + 20.0)), "no result in time")
         return client.get_state(), client.get_result()
 

@@ -70,7 +70,7 @@ class DriverCommissioningTest(unittest.TestCase):
                 raise AssertionError("the spawner did not start arm_controller and gripper_controller")
 
     def run_goal(self, client, goal, timeout):
-        client.send_goal(goal)
+        u.send_goal(client, goal)
         self.assertTrue(client.wait_for_result(rospy.Duration(timeout)), "no result in time")
         return client.get_state(), client.get_result()
 

@@ -104,7 +104,7 @@ class DriverFaultsTest(unittest.TestCase):
         return u.ramp_goal(self.arm_joints, start, delta, duration)
 
     def run_goal(self, goal, timeout: float):
-        self.arm.send_goal(goal)
+        u.send_goal(self.arm, goal)
         self.assertTrue(self.arm.wait_for_result(rospy.Duration(timeout)), "no result in time")
         return self.arm.get_state(), self.arm.get_result()
 

@@ -53,7 +53,7 @@ class DriverStartFaultTest(unittest.TestCase):
             raise AssertionError("no /joint_states with the arm joints")
 
     def run_goal(self, client, goal, timeout):
-        client.send_goal(goal)
+        u.send_goal(client, goal)
         self.assertTrue(client.wait_for_result(rospy.Duration(timeout)), "no result in time")
         return client.get_state(), client.get_result()
 

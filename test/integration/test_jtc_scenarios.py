@@ -188,7 +188,7 @@ class JtcScenarios(unittest.TestCase):
         return p2
 
     def run_goal(self, client, goal, timeout: float):
-        client.send_goal(goal)
+        u.send_goal(client, goal)   # an answer sent at once (a rejection) is not lost
         self.assertTrue(client.wait_for_result(rospy.Duration(timeout)), "no result in time")
         return client.get_state(), client.get_result()
 
