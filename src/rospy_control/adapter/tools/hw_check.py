@@ -27,6 +27,7 @@ a channel thread); 3 units in FAULT at the end (also after a failed ``--reset``)
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import select
 import subprocess
@@ -40,6 +41,11 @@ from rospy_control.simulator import SimulatedRobot
 from rospy_control.devices import (
     ActuatorUnit, CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, ImuSensor, Motor,
 )
+
+#: ``hw_check SUBCOMMAND ...``: the module of this package whose ``main(argv, out)`` runs it
+SUBCOMMANDS = {
+    "zero": "hw_check_zero",
+}
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -239,12 +245,12 @@ def _simulator_line(simulator: SimulatedRobot) -> str:
 
 
 def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
-    """Run the tool; returns the exit status (see the module docstring).  ``hw_check zero ...``
-    runs the subcommand of :mod:`.hw_check_zero`."""
+    """Run the tool; returns the exit status (see the module docstring).  ``hw_check SUBCOMMAND ...``
+    runs the subcommand's module of :data:`SUBCOMMANDS` (``main(argv, out)``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "zero":
-        from rospy_control.adapter.tools import hw_check_zero
-        return hw_check_zero.main(argv[1:], out)
+    if argv and argv[0] in SUBCOMMANDS:
+        module = importlib.import_module(f"rospy_control.adapter.tools.{SUBCOMMANDS[argv[0]]}")
+        return int(module.main(argv[1:], out))
     args = _parser().parse_args(argv)
     simulate = True if args.sim else (False if args.hardware else None)
     try:
