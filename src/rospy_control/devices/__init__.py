@@ -47,7 +47,8 @@ from rospy_control.devices.unit import (
     CanUnit, HardwareUnit, SharedReply, UnitGroup, frame_bits, miss_limit,
 )
 from rospy_control.devices.actuator import (
-    WATCHDOG_MODES, ActuatorState, ActuatorUnit, Capabilities, ControlMode, MotorState, UnsupportedCommand,
+    WATCHDOG_MODES, ActuatorState, ActuatorUnit, Capabilities, ControlMode, HomingState, MotorState,
+    UnsupportedCommand,
 )
 from rospy_control.devices.commanded import CommandedActuator
 from rospy_control.devices.example.device import ExampleMotor
@@ -63,14 +64,15 @@ __all__ = [
     "ControlMode", "HardwareUnit", "UnitGroup", "CanUnit", "Motor", "Encoder", "ImuSensor",
     "ContactSensor", "ForceTorqueSensor", "MotorState", "EncoderState", "ImuState", "ContactState",
     "ForceTorqueState", "SharedReply", "WATCHDOG_MODES", "miss_limit", "CanSensor", "SensorAttribute",
-    "frame_bits", "ActuatorUnit", "ActuatorState", "Capabilities", "UnsupportedCommand", "Command", "Reply",
+    "frame_bits", "ActuatorUnit", "ActuatorState", "Capabilities", "HomingState", "UnsupportedCommand",
+    "Command", "Reply",
     "CommandedActuator", "RequestReplyActuator", "StreamedStateActuator", "StreamWatch", "ExampleMotor",
 ]
 
 # The classes are documented, named in messages ("does not derive from ...") and pickled under this
 # package, whichever of its modules defines them.
 for _cls in (HardwareUnit, UnitGroup, CanUnit, SharedReply, ControlMode, ActuatorUnit, Capabilities,
-             UnsupportedCommand, Command, Reply, CommandedActuator, RequestReplyActuator,
+             HomingState, UnsupportedCommand, Command, Reply, CommandedActuator, RequestReplyActuator,
              StreamedStateActuator, StreamWatch, ExampleMotor, Motor, MotorState, CanSensor,
              Encoder, EncoderState, ImuSensor, ImuState, ContactSensor, ContactState, ForceTorqueSensor,
              ForceTorqueState, SensorAttribute):

@@ -47,8 +47,8 @@ from rospy_control.exceptions import ConfigError
 from rospy_control.devices.encodable import encodable_error
 from rospy_control.devices.unit import CanUnit
 
-__all__ = ["ControlMode", "MotorState", "ActuatorState", "Capabilities", "ActuatorUnit", "WATCHDOG_MODES",
-           "check_choice", "UnsupportedCommand"]
+__all__ = ["ControlMode", "MotorState", "ActuatorState", "Capabilities", "HomingState", "ActuatorUnit",
+           "WATCHDOG_MODES", "check_choice", "UnsupportedCommand"]
 
 #: values of :attr:`ActuatorUnit.watchdog_mode`
 WATCHDOG_MODES = ("position", "damping", "none")
@@ -122,6 +122,19 @@ class Capabilities(NamedTuple):
     gains: bool = False
     #: :meth:`ActuatorUnit.request_zero` (the device can make its current position its zero)
     set_zero: bool = False
+    #: :meth:`ActuatorUnit.request_home` (the device homes itself, as its configuration says)
+    home: bool = False
+
+
+class HomingState(NamedTuple):
+    """What an actuator says of its homing (:meth:`ActuatorUnit.homing_state`): ``active`` while it
+    runs; ``ok`` True or False once it ended (None before any); ``message`` says how; ``number`` the
+    homings requested so far (a caller waits for the one it started to end)."""
+
+    active: bool = False
+    ok: Optional[bool] = None
+    message: str = "never homed"
+    number: int = 0
 
 
 class UnsupportedCommand(ValueError):
@@ -262,6 +275,17 @@ class ActuatorUnit(CanUnit, abc.ABC):
         :raises UnsupportedCommand: the device cannot.
         """
         raise UnsupportedCommand(f"{type(self).__name__} '{self.name}' cannot set its zero")
+
+    def request_home(self) -> int:
+        """Start the device's homing (once, at the next cycle); the number of this homing, which
+        :meth:`homing_state` shows in ``number`` (the caller waits for it to end there).
+
+        :raises UnsupportedCommand: the device cannot, or its configuration gives no homing."""
+        raise UnsupportedCommand(f"{type(self).__name__} '{self.name}' has no homing")
+
+    def homing_state(self) -> HomingState:
+        """The latest homing's state (any thread): never homed, running, ended ok or failed."""
+        return HomingState()
 
     # -- command watchdog -------------------------------------------------------------------------------
     @abc.abstractmethod

@@ -58,6 +58,7 @@ from rospy_control.devices.cia402 import codec as co
 from rospy_control.devices.cia402.codec import State
 from rospy_control.hardware_config.document import non_negative, to_float
 from rospy_control.simulator.cia402_comm import Cia402Communication
+from rospy_control.simulator.cia402_homing import HOMING_MODE, SimulatedHoming, add_homing_objects
 from rospy_control.simulator.cia402_od import DEFAULT_RPDOS, DEFAULT_TPDOS, Key, OdEntry
 from rospy_control.simulator.device import Impedance
 from rospy_control.simulator.joint import DevicePeer, JointModel
@@ -91,7 +92,7 @@ class SimulatedCia402Drive(Cia402Communication):
     POSITION_BANDWIDTH = 60.0
     VELOCITY_BANDWIDTH = 100.0
     #: supported modes (0x6502 bits: PP 0, PV 2, CSP 7, CSV 8, CST 9)
-    SUPPORTED_MODES = (co.PP, co.PV, co.CSP, co.CSV, co.CST)
+    SUPPORTED_MODES = (co.PP, co.PV, HOMING_MODE, co.CSP, co.CSV, co.CST)
 
     def __init__(self, name: str, node_id: int, counts_per_rev: int = 4096, gear_ratio: float = 1.0,
                  rated_torque: float = 1.0, heartbeat_ms: int = 0, inertia: float = 0.01,
@@ -125,7 +126,11 @@ class SimulatedCia402Drive(Cia402Communication):
         self.nmt_state = co.NMT_BOOTUP
         self.state = State.NOT_READY_TO_SWITCH_ON
         self.od: Dict[Key, OdEntry] = {}
+        #: the homing mode (:mod:`.cia402_homing`)
+        self.homing = SimulatedHoming(self.scale)
         self._build_od()
+        add_homing_objects(self._add)
+        self.od[(0x6502, 0)].value = self._val(0x6502) | 1 << 5      # homing mode supported
         self._tpdo_cache: Optional[List[Tuple[int, int, int, int, List[Tuple[Key, int]]]]] = None
         self._outbox: List[can.Message] = []
         self._sdo: Optional[dict] = None
@@ -211,7 +216,7 @@ class SimulatedCia402Drive(Cia402Communication):
             toff = s.permille_to_nm(self._val(0x60B2))
             if mode == co.CSP:
                 wn = self.POSITION_BANDWIDTH
-                target = s.counts_to_rad(self._val(0x607A))
+                target = s.counts_to_rad(self._val(0x607A)) - self.homing.shift
                 vff = s.counts_per_s_to_rad_per_s(self._val(0x60B1))
                 tau = J * wn * wn * (target - q) + 2.0 * J * wn * (vff - v) + toff
             elif mode in (co.CSV, co.PV):
@@ -221,6 +226,13 @@ class SimulatedCia402Drive(Cia402Communication):
                 tau = J * self.VELOCITY_BANDWIDTH * (vd - v) + self.damping * vd + toff
             elif mode == co.CST:
                 tau = s.permille_to_nm(self._val(0x6071)) + toff
+            elif mode == HOMING_MODE:
+                search = self.homing.velocity()
+                if search is None:
+                    wn = self.POSITION_BANDWIDTH
+                    tau = J * wn * wn * (self.homing.hold(q) - q) - 2.0 * J * wn * v
+                else:
+                    tau = J * self.VELOCITY_BANDWIDTH * (search - v) + self.damping * search
             elif mode == co.PP and self._pp_target is not None:
                 vmax = abs(s.counts_per_s_to_rad_per_s(self._val(0x6081)))
                 vd = max(-vmax, min(vmax, self.POSITION_BANDWIDTH / 4.0 * (self._pp_target - q)))
@@ -243,16 +255,24 @@ class SimulatedCia402Drive(Cia402Communication):
                 self.tau = self._torque()
                 v = (self.v + h * self.tau) / (1.0 + h * self.damping)
                 self.q, self.v = move(self.q, v, dt, f_imp)
+            self.homing_step()
         if (self.state == State.FAULT_REACTION_ACTIVE and self._fault_reaction_until is not None
                 and now >= self._fault_reaction_until):
             self.state = State.FAULT
             self.tau = 0.0
 
+    def homing_step(self) -> None:
+        """The homing's switch and index events at the joint's present position."""
+        if self.state == State.OPERATION_ENABLED and self._val(0x6061) == HOMING_MODE:
+            self.homing.update(self.q, self._val(0x607C))
+
     def _statusword(self) -> int:
         sw = _STATUS_BITS[self.state] | co.SW_REMOTE
         if self.state == State.OPERATION_ENABLED:
             mode = self._val(0x6061)
-            if mode in (co.CSP, co.CSV, co.CST):
+            if mode == HOMING_MODE:
+                sw |= self.homing.statusword_bits(self.v)
+            elif mode in (co.CSP, co.CSV, co.CST):
                 sw |= co.SW_OP_MODE_12   # drive follows the command value
             elif mode == co.PP:
                 if self._pp_ack:
@@ -268,7 +288,7 @@ class SimulatedCia402Drive(Cia402Communication):
         s = self.scale
         od = self.od
         od[(0x6041, 0)].value = self._statusword()
-        od[(0x6064, 0)].value = _clamp_int(self.q / s.counts_to_rad(1.0), 32)
+        od[(0x6064, 0)].value = _clamp_int((self.q + self.homing.shift) / s.counts_to_rad(1.0), 32)
         od[(0x606C, 0)].value = _clamp_int(self.v / s.counts_to_rad(1.0), 32)
         od[(0x6077, 0)].value = _clamp_int(self.tau / s.permille_to_nm(1.0), 16)
 
@@ -310,9 +330,17 @@ class SimulatedCia402Drive(Cia402Communication):
             if nxt != S.OPERATION_ENABLED:
                 self._pp_target = None
                 self._pp_ack = False
+                self.homing.leave()
+        if self.state == S.OPERATION_ENABLED and self._val(0x6061) == HOMING_MODE:
+            start = co.CW_NEW_SET_POINT     # bit 4: "homing operation start" in homing mode
+            if cw & start and not previous & start:
+                self.homing.start(self._val(0x6098), self._val(0x6099, 1), self._val(0x6099, 2),
+                                  self._val(0x607C), self.q)
+            elif previous & start and not cw & start:
+                self.homing.halt(self.q)
         if self.state == S.OPERATION_ENABLED and self._val(0x6061) == co.PP:
             if cw & co.CW_NEW_SET_POINT and not previous & co.CW_NEW_SET_POINT:
-                self._pp_target = self.scale.counts_to_rad(self._val(0x607A))
+                self._pp_target = self.scale.counts_to_rad(self._val(0x607A)) - self.homing.shift
                 self._pp_ack = True
             elif not cw & co.CW_NEW_SET_POINT:
                 self._pp_ack = False
@@ -500,8 +528,15 @@ class Cia402Peer(DevicePeer):
         toff = s.permille_to_nm(d._val(0x60B2))
         if mode == co.CSP:
             wn = d.POSITION_BANDWIDTH
-            return Impedance(s.counts_to_rad(d._val(0x607A)), s.counts_per_s_to_rad_per_s(d._val(0x60B1)),
-                             J * wn * wn, 2.0 * J * wn, toff, tmax)
+            return Impedance(s.counts_to_rad(d._val(0x607A)) - d.homing.shift,
+                             s.counts_per_s_to_rad_per_s(d._val(0x60B1)), J * wn * wn, 2.0 * J * wn, toff,
+                             tmax)
+        if mode == HOMING_MODE:
+            vd = d.homing.velocity()
+            if vd is None:
+                wn = d.POSITION_BANDWIDTH
+                return Impedance(d.homing.hold(p), 0.0, J * wn * wn, 2.0 * J * wn, 0.0, tmax)
+            return Impedance(0.0, vd, 0.0, J * d.VELOCITY_BANDWIDTH, self.joint.damping * vd, tmax)
         if mode in (co.CSV, co.PV):
             offset = d._val(0x60B1) if mode == co.CSV else 0
             vd = s.counts_per_s_to_rad_per_s(d._val(0x60FF) + offset)
@@ -515,6 +550,7 @@ class Cia402Peer(DevicePeer):
         j.advance(now, dt, self._law)
         d.q, d.v, d.tau = j.p, j.v, j.tau
         d.t = now        # the drive's own integrator has nothing left to do; its timers run on
+        d.homing_step()
 
     def handle_frame(self, msg: can.Message, now: float, dt: float) -> List[can.Message]:
         self._advance(now, dt)
@@ -541,13 +577,19 @@ def peer_for_unit(unit: Any) -> Cia402Peer:
     joint = peers.joint_model(unit, {"torque_limit": limit})
     r = joint.reader
     brake = 0.0
+    switches = (None, None)
     if r is not None:
         brake = r.get("brake", to_float, 0.0, check=non_negative,
                       expected="the holding brake's torque in N m at the joint (0 = none)")
+        switches = (r.get("limit_switch_min", to_float, None, expected="the joint position (rad) of the "
+                          "negative limit switch (homing methods 17)"),
+                    r.get("limit_switch_max", to_float, None, expected="the joint position (rad) of the "
+                          "positive limit switch (homing methods 18)"))
         r.finish()
     drive = SimulatedCia402Drive(unit.name, unit.node_id, counts_per_rev=int(unit.counts_per_rev),
                                  gear_ratio=unit.gear_ratio, rated_torque=unit.rated_torque,
                                  initial_position=joint.p)
+    drive.homing.limit_switch_min, drive.homing.limit_switch_max = switches
     peer = Cia402Peer(drive, joint)
     peer.brake = brake
     return peer

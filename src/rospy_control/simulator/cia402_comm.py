@@ -8,6 +8,8 @@ import struct
 from typing import Dict, List, Optional, Tuple
 
 from rospy_control.devices.cia402 import codec as co
+from rospy_control.simulator.cia402_homing import METHODS as HOMING_METHODS
+from rospy_control.simulator.cia402_homing import SimulatedHoming
 from rospy_control.simulator.cia402_od import _SIZE, Cia402ObjectDictionary, Key
 
 __all__ = ["Cia402Communication"]
@@ -21,6 +23,7 @@ class Cia402Communication(Cia402ObjectDictionary):
     """
 
     SUPPORTED_MODES: Tuple[int, ...]
+    homing: SimulatedHoming
     t: Optional[float]
     nmt_state: int
     emcys_sent: int
@@ -58,8 +61,12 @@ class Cia402Communication(Cia402ObjectDictionary):
             if value not in self.SUPPORTED_MODES:
                 return co.ABORT_VALUE
             e.value = value
+            if self.od[(0x6061, 0)].value != value:
+                self.homing.leave()
             self.od[(0x6061, 0)].value = value
             return None
+        if index == 0x6098 and value not in HOMING_METHODS:
+            return co.ABORT_VALUE       # a homing method the drive does not have
         if 0x1600 <= index <= 0x1603 or 0x1A00 <= index <= 0x1A03:
             code = self._check_mapping(index, sub, value)
             if code:

@@ -125,7 +125,7 @@ def test_sdo_segmented_upload_of_device_name_and_download_of_a_string():
 def test_sdo_aborts():
     b = Bus()
     cases = [
-        (co.SdoUpload(NODE, 0x6099), 0x06020000),
+        (co.SdoUpload(NODE, 0x6093), 0x06020000),   # position factor: not in this drive
         (co.SdoUpload(NODE, 0x1018, 9), 0x06090011),
         (co.SdoDownload(NODE, 0x6041, 0, b"\x00\x00"), 0x06010002),
         (co.SdoDownload(NODE, 0x6040, 0, b"\x06"), 0x06070010),

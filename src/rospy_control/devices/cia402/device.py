@@ -51,10 +51,14 @@ from rospy_control.devices.cia402.bring_up import Cia402BringUp
 from rospy_control.devices.cia402.common import CONFIGURING, IDLE, RUNNING
 from rospy_control.devices.cia402.common import LIMP as _LIMP
 from rospy_control.devices.cia402.common import DriveCommand as _Cmd
+from rospy_control.devices.cia402.homing import Cia402HomingRun, HomingSettings, homing_writes, read_homing
 from rospy_control.devices.cia402.pdo_mapping import Cia402PdoMapping, parse_pdo_map
-from rospy_control.devices.actuator import Capabilities, ControlMode, MotorState, UnsupportedCommand
+from rospy_control.devices.actuator import (
+    Capabilities, ControlMode, HomingState, MotorState, UnsupportedCommand,
+)
 from rospy_control.devices.streamed import StreamedStateActuator, StreamWatch
 from rospy_control.devices.unit import frame_bits
+from rospy_control.realtime.threads import start_thread
 
 __all__ = ["Cia402Drive", "DEFAULT_EDS"]
 
@@ -121,7 +125,7 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
                  watchdog_mode: Optional[str] = None,
                  rpdos: Optional[Dict[int, Tuple[List[Tuple[int, int, int]], int]]] = None,
                  tpdos: Optional[Dict[int, Tuple[List[Tuple[int, int, int]], int]]] = None,
-                 where: str = "", wrap: str = "off") -> None:
+                 where: str = "", wrap: str = "off", homing: Optional[HomingSettings] = None) -> None:
         super().__init__(name, node_id, fault_timeout)
         self.where = where
         who = f"CiA 402 drive '{name}'" + (f" ({where})" if where else "")
@@ -162,6 +166,21 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
         self.node.emcy.add_callback(self._on_emcy)
         # per drive: what its RPDOs carry
         self.CAPABILITIES = self._configure_maps(rpdos or {}, tpdos or {}, who)  # type: ignore[misc]
+        #: the ``<homing>`` element (None: the drive is not homed by the driver)
+        self.homing = homing
+        if homing is not None:
+            try:
+                self._homing_writes = homing_writes(homing, counts_per_rev * gear_ratio / (2.0 * math.pi))
+            except ValueError as err:
+                raise ConfigError(f"{who}: <homing>: {err}") from None
+            self.CAPABILITIES = self.CAPABILITIES._replace(home=True)  # type: ignore[misc]
+        self._home_lock = threading.Lock()
+        self._home_state = HomingState()
+        self._home_requested = 0
+        self._homing_run: Optional[Cia402HomingRun] = None
+        #: this cycle's RPDO: homing mode, and controlword bit 4 (channel thread)
+        self._home_mode = False
+        self._home_start = False
         # worker thread <-> channel thread
         self._lock = threading.Lock()
         self._worker: Optional[threading.Thread] = None
@@ -228,6 +247,7 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
             **cls.read_common(r),
         )
         r.finish()
+        kw["homing"] = read_homing(el)
         for kind in ("rpdo", "tpdo"):
             maps: Dict[int, Tuple[List[Tuple[int, int, int]], int]] = {}
             for child in el.children:
@@ -349,6 +369,8 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
     def poll(self, now: float) -> Optional[can.Message]:
         self._poll_start(now)       # a reset's probe begins here (CiA 402: on_probe_start starts its worker)
         self._take_result()
+        if self._home_requested or self._homing_run is not None:
+            self._homing_cycle(now)
         group = self._group
         producer = bool(group) and group[-1] is self and self._active  # type: ignore[index]
         self._awaiting = 0
@@ -373,6 +395,71 @@ class Cia402Drive(Cia402PdoMapping, Cia402BringUp, StreamedStateActuator):
             self._awaiting = len(self._sync_tpdos)
             self._sent_at = now
         return last
+
+    # -- homing on demand (:mod:`.homing`) -------------------------------------------------------------------
+    def request_home(self) -> int:
+        """Start the drive's homing (its ``<homing>`` method) at the next cycle (any thread); the
+        number of this homing, which :meth:`homing_state` shows in ``number``.
+
+        :raises UnsupportedCommand: the XML gives the drive no ``<homing>``."""
+        if self.homing is None:
+            raise UnsupportedCommand(f"CiA 402 drive '{self.name}' has no <homing> in the hardware XML "
+                                     f"({self.where}): add one with the drive's homing method")
+        with self._home_lock:
+            number = self._home_state.number + 1
+            self._home_state = HomingState(True, None, "homing requested", number)
+            self._home_requested = number
+        return number
+
+    def homing_state(self) -> HomingState:
+        """The latest homing's state (any thread)."""
+        with self._home_lock:
+            return self._home_state
+
+    def _homing_cycle(self, now: float) -> None:
+        """Channel thread, every cycle while a homing is requested or runs."""
+        run = self._homing_run
+        if run is None:
+            if self._phase != RUNNING or self._fault or self._bus is None:
+                if self._fault:
+                    self._homing_done(False, f"not started: the drive is in FAULT ({self._fault_reason})")
+                return
+            assert self.homing is not None
+            with self._home_lock:
+                self._home_requested = 0
+            run = self._homing_run = Cia402HomingRun(
+                self.homing, self._homing_writes, self._download, self._describe_write,
+                start_thread, self.name, now)
+            logger.info("drive '%s': homing (method %d) started", self.name, self.homing.method)
+        if self._fault or self._phase != RUNNING:
+            run.abort(f"the drive went to FAULT: {self._fault_reason}" if self._fault else
+                      "the drive is no longer running")
+        else:
+            vals = self._vals
+            shown = vals.get((co.MODES_OF_OPERATION_DISPLAY, 0)) if self._has_mode_display else None
+            self._home_mode, self._home_start = run.step(now, vals.get((co.STATUSWORD, 0)), shown)
+        if run.result is not None:
+            self._home_mode = self._home_start = False
+            self._homing_run = None
+            self._homing_done(*run.result)
+
+    def _homing_done(self, ok: bool, why: str) -> None:
+        with self._home_lock:
+            self._home_requested = 0
+            self._home_state = HomingState(False, ok, why, self._home_state.number)
+        # the position the drive measures now (its new zero, after a homing) is the one to hold; the
+        # caller restarts its commands from there
+        self._cmd_buf.write_from_non_rt(self._recovery_command())
+        self._step_cap.forget()
+        (logger.info if ok else logger.error)("drive '%s': %s", self.name, why)
+
+    def _download(self, index: int, sub: int, data: bytes) -> None:
+        sdo = self.node.sdo
+        self._sdo(sdo, lambda: sdo.download(index, sub, data))
+
+    def _describe_write(self, err: BaseException, text: str) -> str:
+        self._doing = f"the SDO write of the {text}"
+        return f"homing not started: {self._describe(err)}"
 
     def _watchdog(self, now: float, seq: int, cmd: _Cmd) -> _Cmd:
         """The caller's command after the command watchdog (:mod:`..commanded`, the rule of every

@@ -16,6 +16,7 @@ from rospy_control.devices.cia402.codec import State
 from rospy_control.devices.cia402.common import CIA_MODE as _CIA_MODE
 from rospy_control.devices.cia402.common import CONFIGURING, RUNNING
 from rospy_control.devices.cia402.common import DriveCommand as _Cmd
+from rospy_control.devices.cia402.homing import CW_HOMING_START, HOMING_MODE
 from rospy_control.devices.actuator import Capabilities, ControlMode
 
 __all__ = ["Cia402PdoMapping", "parse_pdo_map"]
@@ -64,6 +65,8 @@ class Cia402PdoMapping:
     _vals: Dict[Tuple[int, int], int]
     _watchdog: Any
     _heartbeat: Any
+    _home_mode: bool
+    _home_start: bool
     _measured: Any
     _pos: float
     got_reply: Any
@@ -179,6 +182,14 @@ class Cia402PdoMapping:
                 v[(co.TARGET_TORQUE, 0)] = self._permille(cmd.effort)
         except ValueError:
             pass   # outside INTEGER32: keep the safe values (hold where it is)
+        if self._home_mode and not quick_stop:
+            # homing (.homing): mode 6, bit 4 high to run it; the targets hold where the drive is, for
+            # the cycle it returns to cyclic synchronous position
+            v[(co.CONTROLWORD, 0)] |= CW_HOMING_START if self._home_start else 0
+            v[(co.MODES_OF_OPERATION, 0)] = HOMING_MODE
+            v[(co.TARGET_POSITION, 0)] = actual
+            v[(co.VELOCITY_OFFSET, 0)] = v[(co.TORQUE_OFFSET, 0)] = 0
+            v[(co.TARGET_VELOCITY, 0)] = v[(co.TARGET_TORQUE, 0)] = 0
         return v
 
     def _permille(self, nm: float) -> int:
