@@ -11,7 +11,10 @@ must say about it: the error's name as the manufacturer's manual names it).
 * the device falls silent during a goal: the goal aborts naming the joint and the device,
   ``~reset_faults`` is refused while it lasts and works once the device answers again, and a goal
   succeeds afterwards;
-* the device reports its own error during a goal: the same, and the abort names the error.
+* the device reports its own error during a goal: the same, and the abort names the error;
+* with ``~home_unit`` (a unit with ``<homing>``, its joint ``~home_joint`` reading ``~home_reads``
+  after it): ``~home`` is refused while a goal runs; ``~home/<unit>`` homes it, the joint reads
+  its home position, ``/diagnostics`` says so, and a goal from there succeeds.
 """
 from __future__ import annotations
 
@@ -125,6 +128,34 @@ class ProtocolArmTest(unittest.TestCase):
         self.assertEqual(state, GoalStatus.SUCCEEDED, result.error_string)
 
     # -- the scenarios ----------------------------------------------------------------------------
+    def test_4_homing_on_demand_is_refused_while_a_goal_runs_then_homes(self):
+        unit = rospy.get_param("~home_unit", "")
+        if not unit:
+            self.skipTest("no ~home_unit: this arm's XML gives no unit a <homing>")
+        joint = rospy.get_param("~home_joint")
+        reads = float(rospy.get_param("~home_reads"))
+        home_all = rospy.ServiceProxy(f"{self.driver}/home", Trigger)
+        rospy.wait_for_service(f"{self.driver}/home/{unit}", 10.0)
+        home_unit = rospy.ServiceProxy(f"{self.driver}/home/{unit}", Trigger)
+        diag = u.Diagnostics()
+        u.send_goal(self.arm, self.goal_from_here(0.3, 4.0))
+        self.assertTrue(u.wait_for(lambda: self.arm.get_state() == GoalStatus.ACTIVE, 10.0))
+        answer = home_all()
+        self.assertFalse(answer.success, answer.message)
+        self.assertIn("trajectory is running", answer.message)
+        self.assertTrue(self.arm.wait_for_result(rospy.Duration(30.0)), "no result")
+        self.assertEqual(self.arm.get_state(), GoalStatus.SUCCEEDED, self.arm.get_result().error_string)
+        answer = home_unit()
+        self.assertTrue(answer.success, answer.message)
+        self.assertIn("homing completed", answer.message)
+        index = self.joints.index(joint)
+        self.assertTrue(u.wait_for(lambda: abs(self.js.positions(self.joints)[index] - reads) < 0.05, 5.0),
+                        self.js.positions(self.joints))
+        self.assertTrue(u.wait_for(lambda: "homing completed" in (diag.status(f"motor {unit}") or {}).get(
+            "homing", ""), 5.0), diag.status(f"motor {unit}"))
+        state, result = self.run_goal(self.goal_from_here(0.25, 1.5))
+        self.assertEqual(state, GoalStatus.SUCCEEDED, result.error_string)
+
     def test_0_the_readme_demo_goal_succeeds_from_where_the_arm_rests(self):
         """``rosrun rospy_control demo_trajectory arm_controller`` as the README says, first thing after
         start-up: from the measured start exactly (an arm resting on a limit included), out and back."""

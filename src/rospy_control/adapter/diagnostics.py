@@ -228,6 +228,9 @@ class DriverDiagnostics:
         values.append(("reply_timeouts", timeouts))
         if getattr(unit, "joint", None):
             values.append(("joint", unit.joint))
+        homing = unit.homing_state() if actuator and unit.CAPABILITIES.home else None
+        if homing is not None:
+            values.append(("homing", ("running: " if homing.active else "") + homing.message))
         if state.fault:
             level, message = ERROR, f"FAULT: {state.fault_reason}"
         elif not getattr(state, "received", True):
@@ -240,6 +243,10 @@ class DriverDiagnostics:
         elif getattr(state, "watchdog", False):
             level, message = WARN, ("command watchdog: the control loop sent no command for too long, the "
                                     "bus thread holds the motor")
+        elif homing is not None and homing.active:
+            level, message = WARN, "homing (~home): commands resume when it ends"
+        elif homing is not None and homing.ok is False:
+            level, message = WARN, f"last homing failed: {homing.message}"
         elif kind == "Motor":
             level = OK
             message = f"{_fmt(state.mode)}" + ("" if state.enabled else " (disabled)")

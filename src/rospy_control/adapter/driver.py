@@ -118,6 +118,8 @@ Services (both branches):
   answers once the control loop has taken the recovered joints back (the running controllers
   restart holding the measured position, the trajectory controller accepts goals again);
   ``success`` is false and ``message`` names the units still failing, with the reason.
+* ``~home`` and ``~home/<unit>`` (std_srvs/Trigger) -- homing on demand of the units that can (a CiA
+  402 drive with ``<homing>``), refused while a trajectory runs (:mod:`.homing_services`).
 * ``~sim/set_fault`` (rospy_control/SetSimFault), ``~sim/command_stats`` (rospy_control/SimCommandStats)
   and ``~sim/reset_command_stats``
   (std_srvs/Trigger), with ``~sim`` only -- switch a fault of the simulated firmware on or off, and
@@ -145,6 +147,7 @@ from std_srvs.srv import Trigger, TriggerResponse
 
 from rospy_control.control_loop.loop import ControlLoop
 from rospy_control.adapter.controller_manager_ros import ControllerManagerRos
+from rospy_control.adapter.homing_services import HomingServices
 from rospy_control.adapter.telemetry import TelemetryServices
 from rospy_control.adapter.diagnostics import DiagnosticsThread, DriverDiagnostics
 from rospy_control.adapter.paths import package_root
@@ -212,6 +215,7 @@ class Driver:
         self.joint_states: Optional[JointStatesThread] = None
         self.diagnostics: Optional[DiagnosticsThread] = None
         self.telemetry: Optional[TelemetryServices] = None
+        self.homing: Optional[HomingServices] = None
         self.fault_reset: Optional[FaultReset] = None
         self._diag_pub: Optional[rospy.Publisher] = None
         self._js_pub: Optional[rospy.Publisher] = None
@@ -266,6 +270,7 @@ class Driver:
         else:
             self._start_standalone(types)
         self._start_fault_services()
+        self.homing = HomingServices(self.robot_hw, self.loop, self.controller_manager)
         if p.diagnostics_period > 0.0:
             self._start_diagnostics()
         self.telemetry = TelemetryServices(self.robot_hw.middlewares, p.telemetry_rate)
@@ -470,6 +475,7 @@ class Driver:
         steps = [
             ("diagnostics", lambda: _stop_observer(self.diagnostics)),
             ("telemetry", lambda: _stop_observer(self.telemetry)),
+            ("homing services", lambda: _stop_observer(self.homing)),
             ("fault services", self._shutdown_services),
             ("joint_states thread", lambda: _stop_observer(self.joint_states)),
             ("controller manager services", lambda: self.cm_ros and self.cm_ros.shutdown()),

@@ -24,6 +24,7 @@ robot_hw_nh)`` (a node handle) loads each entry, constructs it without arguments
 a load that fails shuts down the parts already loaded.  The other capabilities of
 :class:`~rospy_control.hardware_interface.robot_hw.RobotHW` are aggregated over the parts: faulted
 joints and units are the union, ``reset_faults`` resets each part and merges what is still in fault,
+``home`` goes to the part that has the unit,
 ``consume_reset_request`` is True when any part asks (each part's request is consumed),
 ``limit_command_steps`` goes to every part (each caps the motors of its own joints), readiness needs
 every part ready, ``status`` concatenates the parts' reports and ``middlewares`` lists theirs.
@@ -335,6 +336,28 @@ class CombinedRobotHW(RobotHW):
                 why = f"reset failed: {type(err).__name__}: {err}"
                 still.update({unit: why for unit in hw.faulted_units()} or {name: why})
         return still
+
+    def homeable_units(self) -> List[str]:
+        """Every part's homeable units."""
+        return [u for hw in self._robot_hws for u in hw.homeable_units()]
+
+    def homing_at_start(self) -> List[str]:
+        return [u for hw in self._robot_hws for u in hw.homing_at_start()]
+
+    def homing_units(self) -> List[str]:
+        return [u for hw in self._robot_hws for u in hw.homing_units()]
+
+    def home(self, units: Sequence[str], timeout: Optional[float] = None) -> Dict[str, Tuple[bool, str]]:
+        """Each unit homed by the part that has it (one part after the other); a unit no part has is
+        reported as such."""
+        out: Dict[str, Tuple[bool, str]] = {}
+        for hw in self._robot_hws:
+            mine = [u for u in units if u in hw.homeable_units()]
+            if mine:
+                out.update(hw.home(mine, timeout))
+        for u in units:
+            out.setdefault(u, (False, f"no part of the combined RobotHW can home '{u}'"))
+        return out
 
     def consume_reset_request(self) -> bool:
         """True when any part asks for the controllers' restart (every part's request is consumed)."""

@@ -238,6 +238,27 @@ class RobotHW(InterfaceManager):
         """
         return self.faulted_units()
 
+    def homeable_units(self) -> List[str]:
+        """The units that can home on demand (the ``~home`` service offers them).  Default: none."""
+        return []
+
+    def homing_at_start(self) -> List[str]:
+        """The units whose configuration asks for a homing when the driver starts.  Default: none."""
+        return []
+
+    def homing_units(self) -> List[str]:
+        """The units asked to home or homing now.  Default: none."""
+        return []
+
+    def home(self, units: Sequence[str], timeout: Optional[float] = None) -> Dict[str, Tuple[bool, str]]:
+        """Home ``units`` and wait until each ended (blocking: the ``~home`` service calls it, never the
+        control loop); the joints of a homing unit get no commands meanwhile and restart from the
+        measured position afterwards.
+
+        :returns: ``{unit: (ok, message)}``.  Default: nothing can home.
+        """
+        return {u: (False, f"{type(self).__name__} cannot home '{u}'") for u in units}
+
     def consume_reset_request(self) -> bool:
         """True once after a faulted joint recovered (real-time, called after each :meth:`read`): the
         control loop then restarts the running controllers from the measured state.  Default: False."""

@@ -16,7 +16,7 @@ motor that later re-enables on its own (a firmware timeout after a host stall) i
 from __future__ import annotations
 
 from math import isfinite
-from typing import Dict
+from typing import Dict, Set
 
 from rospy_control.hardware_interface import NOT_READY
 from rospy_control.log import Throttle, get_logger
@@ -43,6 +43,8 @@ class FaultTracker:
         #: the start-up position check of every group that becomes ready or recovers
         self.start_check = StartPositionCheck()
         self._reset_request = False
+        #: the groups held for a homing (:mod:`._homing`): held until it ends, whatever their flags do
+        self.homing: Set = set()
         #: set by the RobotHW after its first complete read: a group that becomes ready later restarts
         self.settled = False
         for g in self._groups:
@@ -89,7 +91,7 @@ class FaultTracker:
             check.request(g, reseed=True, first=False)
             logger.warning("joint(s) %s: motors back from FAULT; commands resume from the measured position",
                            ", ".join(j.name for j in g.joints))
-        g.ready = ready and not check.holds(g)
+        g.ready = ready and not check.holds(g) and g not in self.homing
         self.faulted_joints = {
             j.name: "; ".join(f"motor '{a.name}': {a.fault_reason}" for a in grp.actuators if a.fault)
             for grp in self._groups if grp.faulted for j in grp.joints}
@@ -97,8 +99,8 @@ class FaultTracker:
         if not ready and not g.faulted:
             self._mark_starting(g)
             return
-        if check.holds(g):
-            return           # its joints say why until run_checks() starts or refuses it
+        if check.holds(g) or (g in self.homing and not g.faulted):
+            return           # its joints say why until run_checks() starts or refuses it, or it homed
         for j in g.joints:
             j.data.fault = self.faulted_joints.get(j.name)
 

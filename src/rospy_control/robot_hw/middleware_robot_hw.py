@@ -31,6 +31,7 @@ from rospy_control.middleware import ControlMode, Middleware
 from rospy_control.robot_hw._binding import bind
 from rospy_control.robot_hw._build import build, check_params, read_text
 from rospy_control.robot_hw._faults import FaultTracker
+from rospy_control.robot_hw._homing import HomingTracker
 from rospy_control.robot_hw._gravity import GravityFeedForward, build_feed_forward
 from rospy_control.robot_hw._records import HOLD_MODES, KIND_INTERFACES, WATCHDOG_MODES, Joint, Records
 from rospy_control.robot_hw._status import build_status
@@ -148,6 +149,8 @@ class MiddlewareRobotHW(RobotHW):
         self._writer = Writer(rec, self._throttle)
         self._read_plan = _read_plan(rec)
         self._faults = FaultTracker(rec, self._throttle)
+        self._homing = HomingTracker(rec, self._faults.start_check)
+        self._faults.homing = self._homing.groups
         self._switching = SwitchPlanner(rec, self._throttle)
 
     # ============================================================== construction (non real-time)
@@ -387,6 +390,8 @@ class MiddlewareRobotHW(RobotHW):
             contact.force = s.force
         self._reads += 1
         faults = self._faults
+        if self._homing.pending:
+            self._homing.poll()      # homings asked for (~home), and the ones that ended
         if faults.start_check.pending:
             faults.run_checks()      # joints that became ready or recovered: their reading in limits?
         faults.settled = True
@@ -454,6 +459,21 @@ class MiddlewareRobotHW(RobotHW):
             for motor, reason in check.refused.items():
                 still.setdefault(motor, reason)
         return still
+
+    # -- homing (:mod:`._homing`) -----------------------------------------------------------------------
+    def homeable_units(self) -> List[str]:
+        return self._homing.homeable()
+
+    def homing_at_start(self) -> List[str]:
+        return self._homing.at_start()
+
+    def homing_units(self) -> List[str]:
+        return self._homing.busy()
+
+    def home(self, units: Sequence[str], timeout: Optional[float] = None) -> Dict[str, Tuple[bool, str]]:
+        """Home ``units``, blocking until each ended (:meth:`._homing.HomingTracker.home`).
+        :raises HardwareError: a unit that cannot home."""
+        return self._homing.home(units, timeout)
 
     def limit_command_steps(self, nominal_period: float, periods: float = 2.0) -> Dict[str, float]:
         """Cap, on the wire, the position step between two consecutive command frames of every motor at
