@@ -18,8 +18,9 @@ hw_check says so and falls back to the in-process simulator.  ``--sim-in-process
 inside hw_check on a ``virtual`` bus instead.  ``--urdf <file>`` gives the simulated motors the
 static gravity load of the URDF's links at the current pose (without it, only constant loads).
 
-Subcommand: ``hw_check zero XML UNIT [--save] [--yes] [--sim]`` makes a unit's current position its
-zero (:mod:`.hw_check_zero`).
+Subcommands: ``hw_check zero XML UNIT [--save] [--yes] [--sim]`` makes a unit's current position its
+zero (:mod:`.hw_check_zero`); ``hw_check home XML [UNIT...] [--yes] [--sim]`` homes the units that
+can (:mod:`.hw_check_home`).
 
 Exit status: 0 all good; 1 configuration error; 2 communication error (bus cannot be opened, error on
 a channel thread); 3 units in FAULT at the end (also after a failed ``--reset``); 130 interrupted.
@@ -45,6 +46,7 @@ from rospy_control.devices import (
 #: ``hw_check SUBCOMMAND ...``: the module of this package whose ``main(argv, out)`` runs it
 SUBCOMMANDS = {
     "zero": "hw_check_zero",
+    "home": "hw_check_home",
 }
 
 
