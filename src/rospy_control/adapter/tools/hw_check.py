@@ -19,7 +19,8 @@ inside hw_check on a ``virtual`` bus instead.  ``--urdf <file>`` gives the simul
 static gravity load of the URDF's links at the current pose (without it, only constant loads).
 
 Subcommand: ``hw_check zero XML UNIT [--save] [--yes] [--sim]`` makes a unit's current position its
-zero (:mod:`.hw_check_zero`).
+zero (:mod:`.hw_check_zero`); ``hw_check scan XML [--sim] [--listen S]`` lists what answers on each
+channel and names every difference from the XML (:mod:`.hw_check_scan`).
 
 Exit status: 0 all good; 1 configuration error; 2 communication error (bus cannot be opened, error on
 a channel thread); 3 units in FAULT at the end (also after a failed ``--reset``); 130 interrupted.
@@ -45,6 +46,7 @@ from rospy_control.devices import (
 #: ``hw_check SUBCOMMAND ...``: the module of this package whose ``main(argv, out)`` runs it
 SUBCOMMANDS = {
     "zero": "hw_check_zero",
+    "scan": "hw_check_scan",
 }
 
 
