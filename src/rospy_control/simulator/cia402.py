@@ -56,7 +56,7 @@ import can
 
 from rospy_control.devices.cia402 import codec as co
 from rospy_control.devices.cia402.codec import State
-from rospy_control.hardware_config.document import non_negative, to_float
+from rospy_control.hardware_config.document import non_negative, to_bool, to_float, to_int, to_str
 from rospy_control.simulator.cia402_comm import Cia402Communication
 from rospy_control.simulator.cia402_od import DEFAULT_RPDOS, DEFAULT_TPDOS, Key, OdEntry
 from rospy_control.simulator.device import Impedance
@@ -146,7 +146,8 @@ class SimulatedCia402Drive(Cia402Communication):
     # -- lifecycle ------------------------------------------------------------------------------------------
     def _boot(self, now: float) -> None:
         self.booted = True
-        self.nmt_state = co.NMT_PRE_OP
+        # a drive another tool stopped right after its boot (the mismatch switch nmt="stopped")
+        self.nmt_state = co.NMT_STOPPED if getattr(self, "stopped_after_boot", False) else co.NMT_PRE_OP
         self.bootups += 1
         self._send(co.bootup_frame(self.node_id))
         if self.state == State.NOT_READY_TO_SWITCH_ON:
@@ -544,10 +545,24 @@ def peer_for_unit(unit: Any) -> Cia402Peer:
     if r is not None:
         brake = r.get("brake", to_float, 0.0, check=non_negative,
                       expected="the holding brake's torque in N m at the joint (0 = none)")
+    heartbeat_ms, stopped = nmt_switches(r) if r is not None else (0, False)
+    if r is not None:
         r.finish()
     drive = SimulatedCia402Drive(unit.name, unit.node_id, counts_per_rev=int(unit.counts_per_rev),
                                  gear_ratio=unit.gear_ratio, rated_torque=unit.rated_torque,
-                                 initial_position=joint.p)
+                                 initial_position=joint.p, heartbeat_ms=heartbeat_ms)
+    drive.stopped_after_boot = stopped
     peer = Cia402Peer(drive, joint)
     peer.brake = brake
     return peer
+
+
+def nmt_switches(r):
+    """The drive's mismatch switches (:mod:`.mismatch`): ``heartbeat_ms`` (its producer heartbeat time
+    0x1017 at power-up, as stored in its flash; default 0 = off) and ``nmt="stopped"`` (NMT STOPPED
+    after boot-up, as when another tool sent NMT stop: it answers NMT only, its heartbeat goes on)."""
+    heartbeat_ms = r.get("heartbeat_ms", to_int, 0, check=lambda v: 0 <= v <= 0xFFFF,
+                         expected="a heartbeat time in ms, 0..65535")
+    stopped = r.get("nmt", to_str, "pre-operational", check=lambda v: v in ("pre-operational", "stopped"),
+                    expected="pre-operational or stopped") == "stopped"
+    return heartbeat_ms, stopped

@@ -39,6 +39,7 @@ from typing import Any, Dict, Optional
 from rospy_control.exceptions import ConfigError
 from rospy_control.hardware_config.document import AttributeReader, non_negative, positive, to_float
 from rospy_control.simulator.joint import JointModel
+from rospy_control.simulator.mismatch import GENERIC
 
 __all__ = ["PEER_FACTORIES", "peer_for", "joint_model"]
 
@@ -80,7 +81,7 @@ def joint_model(unit: Any, defaults: Optional[Dict[str, float]] = None) -> Joint
          "temperature": 35.0, "initial_position": 0.0}
     d.update(defaults or {})
     el = getattr(unit, "simulation", None)
-    r = AttributeReader(el) if el is not None else None
+    r = AttributeReader(el, ignore=GENERIC) if el is not None else None
 
     def get(key, check=None, expected=""):
         if r is None:
