@@ -18,7 +18,7 @@ Nothing here does I/O: ``hw_check scan`` sends and receives.
 """
 from __future__ import annotations
 
-from typing import Dict, List, NamedTuple, Optional, Sequence
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence
 
 import can
 
@@ -114,7 +114,8 @@ class Scanner:
             if old is None:
                 out[s.ident] = s
             else:
-                detail = ", ".join(d for d in (old.detail, s.detail) if d and d not in old.detail) or old.detail
+                extra = [d for d in (old.detail, s.detail) if d and d not in old.detail]
+                detail = ", ".join(extra) or old.detail
                 out[s.ident] = old._replace(detail=detail, problem=old.problem or s.problem)
         return [out[k] for k in sorted(out)]
 
@@ -130,8 +131,8 @@ def _label(protocol: str, ident: int) -> str:
 
 
 def compare(expected: List[Expected], seen: List[Sighting],
-            alternatives: Optional[Dict[str, Sequence[str]]] = None,
-            fixes: Optional[Dict[str, str]] = None) -> List[Finding]:
+            alternatives: Optional[Mapping[str, Sequence[str]]] = None,
+            fixes: Optional[Mapping[str, str]] = None) -> List[Finding]:
     """Every difference between the units ``expected`` and the devices ``seen`` (one channel).
 
     ``alternatives``: ``{protocol: protocols a device of it can be switched to}`` (from

@@ -56,7 +56,7 @@ import can
 
 from rospy_control.devices.cia402 import codec as co
 from rospy_control.devices.cia402.codec import State
-from rospy_control.hardware_config.document import non_negative, to_bool, to_float, to_int, to_str
+from rospy_control.hardware_config.document import non_negative, to_float, to_int, to_str
 from rospy_control.simulator.cia402_comm import Cia402Communication
 from rospy_control.simulator.cia402_od import DEFAULT_RPDOS, DEFAULT_TPDOS, Key, OdEntry
 from rospy_control.simulator.device import Impedance
@@ -551,7 +551,7 @@ def peer_for_unit(unit: Any) -> Cia402Peer:
     drive = SimulatedCia402Drive(unit.name, unit.node_id, counts_per_rev=int(unit.counts_per_rev),
                                  gear_ratio=unit.gear_ratio, rated_torque=unit.rated_torque,
                                  initial_position=joint.p, heartbeat_ms=heartbeat_ms)
-    drive.stopped_after_boot = stopped
+    setattr(drive, "stopped_after_boot", stopped)
     peer = Cia402Peer(drive, joint)
     peer.brake = brake
     return peer

@@ -316,8 +316,9 @@ def peer_for_unit(unit) -> SimulatedProtocolMotor:
         r.finish()
     else:
         old = False
-    device = (OldFirmwareDamiao if old else SimulatedDamiao)(unit.name, unit.can_id, unit.master_id,
-                             dm.DamiaoRanges(values["p_max"], values["v_max"], values["t_max"]), mode=mode,
-                             can_timeout=values["can_timeout"], speed_gain=values["speed_gain"],
-                             position_gain=values["position_gain"])
+    cls = OldFirmwareDamiao if old else SimulatedDamiao
+    device = cls(unit.name, unit.can_id, unit.master_id,
+                 dm.DamiaoRanges(values["p_max"], values["v_max"], values["t_max"]), mode=mode,
+                 can_timeout=values["can_timeout"], speed_gain=values["speed_gain"],
+                 position_gain=values["position_gain"])
     return DamiaoPeer(device, joint)

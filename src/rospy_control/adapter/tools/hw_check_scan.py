@@ -22,7 +22,8 @@ CiA 402                   SDO reads of 0x1000, then 0x1018:01 and 0x100A, nodes 
 Probes are pipelined: a protocol's round goes out as one batch and the replies are collected until
 one deadline (``--reply-window`` after the last frame went out).  On a channel with ODrive axes no
 other protocol's 11-bit probes are sent (CAN Simple's node and command ids cover every 11-bit id:
-0x7FF is node 63's Enter_DFU_Mode) but to its own units' command ids; elsewhere no probe goes to another unit's command id.
+0x7FF is node 63's Enter_DFU_Mode) but to its own units' command ids; elsewhere no probe goes to
+another unit's command id.
 A full scan of a 1 Mbit/s channel with every protocol sends about 2000 frames, about 0.3 s on the
 wire; with the listening and one deadline per round it takes about 1.5 s (at 250 kbit/s four times
 the wire time).
@@ -223,7 +224,8 @@ def main(argv: List[str], out: TextIO = sys.stdout) -> int:
                     spec.before_open()
                 if spec.after_close is not None:
                     closers.append(spec.after_close)
-                bus = open_bus(spec.interface, spec.channel, ch.bitrate, where=f"channel '{name}'", **spec.kwargs)
+                bus = open_bus(spec.interface, spec.channel, ch.bitrate, where=f"channel '{name}'",
+                               **spec.kwargs)
             else:
                 bus = open_bus(ch.interface, ch.channel, ch.bitrate, where=f"channel '{name}'")
             scans.append(ChannelScan(name, ch, bus))
@@ -260,7 +262,7 @@ def _run(scans: List[ChannelScan], simulated, args, out: TextIO) -> int:
                 msg = s.bus.recv(0.0)
         if idle:
             time.sleep(0.001)
-    foreign = []
+    foreign: List[Tuple[str, int]] = []
     for s in scans:
         if s.name in simulated:
             continue      # a simulated channel's bus is private: no other host is on it
@@ -280,16 +282,16 @@ def _run(scans: List[ChannelScan], simulated, args, out: TextIO) -> int:
         out.write(f"\nchannel '{s.name}' ({s.ch.bitrate // 1000} kbit/s): {s.sent} probes, "
                   f"{1000 * s.wire:.0f} ms on the wire, {time.monotonic() - t0:.2f} s\n")
         for f in found:
-            out.write(f"  found {f.protocol} id {f.ident} (0x{f.ident:X})" + (f": {f.detail}" if f.detail else "")
-                      + "\n")
+            detail = f": {f.detail}" if f.detail else ""
+            out.write(f"  found {f.protocol} id {f.ident} (0x{f.ident:X}){detail}\n")
         if not found:
             out.write("  found nothing\n")
         if s.unknown:
             out.write("  also heard, not understood: " + ", ".join(
                 f"0x{i:X} x{n}" for i, n in sorted(s.unknown.items())[:12]) + "\n")
-        for f in findings:
-            out.write(f"  DIFFERENCE ({f.kind}): {f.text}\n")
-        if any(f.kind == "missing" for f in findings):
+        for d in findings:
+            out.write(f"  DIFFERENCE ({d.kind}): {d.text}\n")
+        if any(d.kind == "missing" for d in findings):
             status = EXIT_MISSING
         elif findings and status == 0:
             status = EXIT_DIFFERENT

@@ -98,7 +98,7 @@ class Cia402Scanner(Scanner):
         for node in sorted(by_node):
             got = by_node[node]
             states = [int(s.how[4:]) for s in got if s.how.startswith("nmt:")]
-            state = states[-1] if states else None
+            state = states[-1] if states else -1
             answered = any(s.how == "sdo" for s in got)
             detail = ", ".join(s.detail for s in got if s.how.startswith("sdo") and s.detail)
             detail = ", ".join(d for d in (detail, f"NMT {STATE_NAMES.get(state, '?')}" if states else
