@@ -4,9 +4,9 @@
 * ``answer_id="N"`` (every protocol): the device's id is N, not the XML's ``can_id`` / ``node_id``
   (a DaMiao motor's slave id; its master id stays), as after someone changed it with a maker's tool;
 * ``silent="true"`` (every protocol): the device never transmits (unpowered, broken wire);
-* protocol devices' own, read by their modules: ``mode="mit"`` (RobStride: switched to its MIT
-  protocol, :mod:`.robstride_mit`), ``id_offset="true"`` (DaMiao old firmware), ``cyclic="false"`` /
-  ``encoder_estimates="off"`` (ODrive), ``nmt="stopped"`` and ``heartbeat_ms`` (CiA 402).
+* protocol devices' own, read by their modules: ``id_offset="true"`` (DaMiao old firmware),
+  ``cyclic="false"`` / ``encoder_estimates="off"`` (ODrive), ``nmt="stopped"`` and ``heartbeat_ms``
+  (CiA 402).
 """
 from __future__ import annotations
 
