@@ -61,7 +61,9 @@ class SimUnit:
         self.seq = 0
         #: frames received for this unit (including ignored ones while silent)
         self.frames = 0
-        self._reader = AttributeReader(el if el is not None else ElementInfo("simulation", {}, "", None, ()))
+        # answer_id / silent: the mismatch switches, read by the firmware (:mod:`.mismatch`)
+        self._reader = AttributeReader(el if el is not None else ElementInfo("simulation", {}, "", None, ()),
+                                       ignore=("answer_id", "silent"))
 
     def _finish(self) -> None:
         r = self._reader

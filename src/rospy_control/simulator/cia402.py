@@ -6,8 +6,9 @@ attributes): ``handle(msg, now, dt)`` takes a received ``can.Message`` and retur
 drive sends; :meth:`tick` returns what it sends unasked (boot-up, heartbeat, EMCY, event-driven
 TPDOs) and is called at least every heartbeat period.
 
-This module holds the drive's 402 state machine, its physics and the simulator's peer; the object
-dictionary is :mod:`.cia402_od`, the SDO server and the PDOs :mod:`.cia402_comm`.
+This module holds the drive's 402 state machine and its physics; the object dictionary is
+:mod:`.cia402_od`, the SDO server and the PDOs :mod:`.cia402_comm`, the homing mode
+:mod:`.cia402_homing`, the simulator's peer :mod:`.cia402_peer`.
 
 What it does, after CiA 301 and CiA 402-2 (the codec is :mod:`..protocols.cia402`):
 
@@ -50,22 +51,18 @@ What it does, after CiA 301 and CiA 402-2 (the codec is :mod:`..protocols.cia402
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import can
 
 from rospy_control.devices.cia402 import codec as co
 from rospy_control.devices.cia402.codec import State
-from rospy_control.hardware_config.document import non_negative, to_float
 from rospy_control.simulator.cia402_comm import Cia402Communication
 from rospy_control.simulator.cia402_homing import HOMING_MODE, SimulatedHoming, add_homing_objects
 from rospy_control.simulator.cia402_od import DEFAULT_RPDOS, DEFAULT_TPDOS, Key, OdEntry
-from rospy_control.simulator.device import Impedance
-from rospy_control.simulator.joint import DevicePeer, JointModel
 from rospy_control.simulator.physics import move, steps_due
 
-__all__ = ["SimulatedCia402Drive", "DEFAULT_RPDOS", "DEFAULT_TPDOS", "Cia402Peer", "peer_for_unit",
-           "DEVICE_FAULTS"]
+__all__ = ["SimulatedCia402Drive", "DEFAULT_RPDOS", "DEFAULT_TPDOS"]
 
 
 #: statusword bits 0-6 per state (bit 4 voltage enabled where the power stage is on)
@@ -130,7 +127,8 @@ class SimulatedCia402Drive(Cia402Communication):
         self.homing = SimulatedHoming(self.scale)
         self._build_od()
         add_homing_objects(self._add)
-        self.od[(0x6502, 0)].value = self._val(0x6502) | 1 << 5      # homing mode supported
+        modes = self.od[(0x6502, 0)]
+        modes.value = modes.default = self._val(0x6502) | 1 << 5      # homing mode supported
         self._tpdo_cache: Optional[List[Tuple[int, int, int, int, List[Tuple[Key, int]]]]] = None
         self._outbox: List[can.Message] = []
         self._sdo: Optional[dict] = None
@@ -151,7 +149,8 @@ class SimulatedCia402Drive(Cia402Communication):
     # -- lifecycle ------------------------------------------------------------------------------------------
     def _boot(self, now: float) -> None:
         self.booted = True
-        self.nmt_state = co.NMT_PRE_OP
+        # a drive another tool stopped right after its boot (the mismatch switch nmt="stopped")
+        self.nmt_state = co.NMT_STOPPED if getattr(self, "stopped_after_boot", False) else co.NMT_PRE_OP
         self.bootups += 1
         self._send(co.bootup_frame(self.node_id))
         if self.state == State.NOT_READY_TO_SWITCH_ON:
@@ -427,169 +426,3 @@ def _clamp_int(x: float, bits: int) -> int:
     if x != x:
         return 0
     return max(lo, min(hi, int(round(x))))
-
-
-#: the simulated drive's own error conditions (fault switches): (EMCY error code, error register bits)
-#: with the CiA 301 / 402 names of the codes (:data:`..protocols.cia402.EMCY_CODES`)
-DEVICE_FAULTS: Dict[str, Tuple[int, int]] = {
-    "error_flag": (0x1000, 0x01),         # Generic error; the switch's value, if given, is the EMCY code
-    "over_current": (0x2310, 0x02),       # Continuous over current
-    "over_voltage": (0x3210, 0x04),       # DC link over-voltage
-    "under_voltage": (0x3220, 0x04),      # DC link under-voltage
-    "over_temperature": (0x4310, 0x08),   # Excess temperature drive
-    "following_error": (0x8611, 0x20),    # Following error
-}
-
-
-class Cia402Peer(DevicePeer):
-    """A :class:`SimulatedCia402Drive` on a :class:`~.joint.JointModel`: the peer shape of
-    :mod:`.peers` (``listen_ids``, ``handle_frame``, ``tick``, ``set_fault`` / ``clear_fault``,
-    ``faults``, ``joint_position``).
-
-    The joint model integrates the motion (the same joint as every protocol's example arm: inertia,
-    damping, friction, end stops); the drive's control law is handed to it as an impedance: CSP a
-    stiff position loop at the drive's :attr:`~SimulatedCia402Drive.POSITION_BANDWIDTH`, CSV a
-    velocity loop, CST the torque, quick stop and fault reaction a brake, all limited by 0x6072.
-
-    Fault switches: ``silent`` (answers nothing), and the drive's own errors of
-    :data:`DEVICE_FAULTS` (``error_flag``: the EMCY code given as the switch's value, 0x1000 without;
-    ``over_temperature``: 0x4310 Excess temperature drive): the drive goes to FAULT with an EMCY of
-    that code; while the switch is on
-    a fault reset leaves it in FAULT, after :meth:`clear_fault` the next one clears it.
-    """
-
-    #: how stiff a closed holding brake is (rad/s; critically damped): far stiffer than the position loop,
-    #: yet stable at the integration steps of the simulated channels (0.5-1 ms)
-    BRAKE_BANDWIDTH = 400.0
-
-    def __init__(self, drive: SimulatedCia402Drive, joint: JointModel) -> None:
-        self.drive = self.device = drive   # the drive is the device the peer reads (DevicePeer)
-        self.joint = joint
-        drive.inertia = joint.inertia
-        drive.damping = joint.damping
-        drive.q = joint.p
-        #: the holding brake's torque (N·m, joint side; 0 = no brake): engaged whenever the power stage
-        #: does not hold the shaft, as a drive's brake output does outside OPERATION ENABLED
-        self.brake = 0.0
-        self._brake_at: Optional[float] = None
-        self._fault: Optional[str] = None
-        self._next_tick = 0.0
-        n = drive.node_id
-        self._ids = [(co.NMT_ID, False), (co.SYNC_ID, False), (co.SDO_RX_BASE + n, False)] + \
-            [(co.rpdo_cob_id(i, n), False) for i in range(1, 5)]
-
-    @property
-    def fault(self) -> Optional[str]:
-        return self._fault
-
-    @property
-    def faults(self) -> Tuple[str, ...]:
-        return ("silent",) + tuple(DEVICE_FAULTS)
-
-    def listen_ids(self) -> List[Tuple[int, bool]]:
-        return list(self._ids)
-
-    def set_fault(self, fault: str, value: Optional[float] = None) -> None:
-        if fault == "silent":
-            self.drive.fault = "silent"
-        elif fault in DEVICE_FAULTS:
-            code, register = DEVICE_FAULTS[fault]
-            if fault == "error_flag" and value:
-                code = int(value) & 0xFFFF
-            self.drive.inject_fault(code, register, persistent=True, now=self.drive.t)
-        else:
-            raise ValueError(f"CiA 402 drive '{self.name}': unknown fault '{fault}'; known: "
-                             + ", ".join(self.faults))
-        self._fault = fault
-        self.drive.fault_value = value
-
-    def clear_fault(self) -> None:
-        if self._fault == "silent":
-            self.drive.fault = None
-        self.drive.remove_fault()
-        self._fault = None
-
-    def _law(self, p: float, v: float) -> Optional[Impedance]:
-        d = self.drive
-        st, s = d.state, d.scale
-        J = self.joint.inertia
-        tmax = abs(s.permille_to_nm(d._val(0x6072)))
-        if st in (State.QUICK_STOP_ACTIVE, State.FAULT_REACTION_ACTIVE):
-            return Impedance(0.0, 0.0, 0.0, J * d.VELOCITY_BANDWIDTH, 0.0, tmax)
-        if st != State.OPERATION_ENABLED:
-            if self.brake <= 0.0:
-                return None
-            if self._brake_at is None:
-                self._brake_at = p
-            wn = self.BRAKE_BANDWIDTH       # a brake holds where it closed, up to its torque
-            return Impedance(self._brake_at, 0.0, J * wn * wn, 2.0 * J * wn, 0.0, self.brake)
-        self._brake_at = None
-        mode = d._val(0x6061)
-        toff = s.permille_to_nm(d._val(0x60B2))
-        if mode == co.CSP:
-            wn = d.POSITION_BANDWIDTH
-            return Impedance(s.counts_to_rad(d._val(0x607A)) - d.homing.shift,
-                             s.counts_per_s_to_rad_per_s(d._val(0x60B1)), J * wn * wn, 2.0 * J * wn, toff,
-                             tmax)
-        if mode == HOMING_MODE:
-            vd = d.homing.velocity()
-            if vd is None:
-                wn = d.POSITION_BANDWIDTH
-                return Impedance(d.homing.hold(p), 0.0, J * wn * wn, 2.0 * J * wn, 0.0, tmax)
-            return Impedance(0.0, vd, 0.0, J * d.VELOCITY_BANDWIDTH, self.joint.damping * vd, tmax)
-        if mode in (co.CSV, co.PV):
-            offset = d._val(0x60B1) if mode == co.CSV else 0
-            vd = s.counts_per_s_to_rad_per_s(d._val(0x60FF) + offset)
-            return Impedance(0.0, vd, 0.0, J * d.VELOCITY_BANDWIDTH, self.joint.damping * vd + toff, tmax)
-        if mode == co.CST:
-            return Impedance(0.0, 0.0, 0.0, 0.0, s.permille_to_nm(d._val(0x6071)) + toff, tmax)
-        return Impedance(p, 0.0, 0.0, J * d.VELOCITY_BANDWIDTH, 0.0, tmax)   # PP, ... : hold still
-
-    def _advance(self, now: float, dt: float) -> None:
-        j, d = self.joint, self.drive
-        j.advance(now, dt, self._law)
-        d.q, d.v, d.tau = j.p, j.v, j.tau
-        d.t = now        # the drive's own integrator has nothing left to do; its timers run on
-        d.homing_step()
-
-    def handle_frame(self, msg: can.Message, now: float, dt: float) -> List[can.Message]:
-        self._advance(now, dt)
-        return self.drive.handle(msg, now, dt)
-
-    #: the drive's own frames (heartbeat, event timers, state changes in time) are looked at this often (s)
-    TICK_PERIOD = 0.002
-
-    def tick(self, now: float, dt: float) -> List[can.Message]:
-        if now < self._next_tick and self.drive.booted:
-            return []
-        self._next_tick = now + self.TICK_PERIOD
-        self._advance(now, dt)
-        return self.drive.tick(now)
-
-
-def peer_for_unit(unit: Any) -> Cia402Peer:
-    """The simulated drive of a :class:`~rospy_control.devices.cia402.device.Cia402Drive` (its node id,
-    encoder, gear, rated torque and heartbeat off until the driver sets 0x1017), on the joint of its
-    ``<simulation>`` element (:func:`.peers.joint_model`)."""
-    from rospy_control.simulator import peers
-    scale = co.UnitScale(unit.counts_per_rev, unit.gear_ratio, unit.rated_torque)
-    limit = abs(scale.permille_to_nm(unit.max_torque))
-    joint = peers.joint_model(unit, {"torque_limit": limit})
-    r = joint.reader
-    brake = 0.0
-    switches = (None, None)
-    if r is not None:
-        brake = r.get("brake", to_float, 0.0, check=non_negative,
-                      expected="the holding brake's torque in N m at the joint (0 = none)")
-        switches = (r.get("limit_switch_min", to_float, None, expected="the joint position (rad) of the "
-                          "negative limit switch (homing methods 17)"),
-                    r.get("limit_switch_max", to_float, None, expected="the joint position (rad) of the "
-                          "positive limit switch (homing methods 18)"))
-        r.finish()
-    drive = SimulatedCia402Drive(unit.name, unit.node_id, counts_per_rev=int(unit.counts_per_rev),
-                                 gear_ratio=unit.gear_ratio, rated_torque=unit.rated_torque,
-                                 initial_position=joint.p)
-    drive.homing.limit_switch_min, drive.homing.limit_switch_max = switches
-    peer = Cia402Peer(drive, joint)
-    peer.brake = brake
-    return peer

@@ -33,7 +33,7 @@ from typing import Dict, List, Optional, Set, Tuple, Union, cast
 
 import can
 
-from rospy_control.hardware_config.document import non_negative, positive, to_float, to_int
+from rospy_control.hardware_config.document import non_negative, positive, to_bool, to_float, to_int
 from rospy_control.devices.damiao import codec as dm
 from rospy_control.simulator import peers
 from rospy_control.simulator.device import Impedance, PhysicalState, SimulatedDevice
@@ -250,6 +250,28 @@ class SimulatedDamiao(SimulatedDevice):
                               dm.pack_register_reply(self.slave_id, cmd, rid, self.registers[rid]))]
 
 
+class OldFirmwareDamiao(SimulatedDamiao):
+    """A DaMiao motor with the old firmware (the mismatch switch ``id_offset="true"``): no register
+    access through 0x7FF, and its special frames (enable, disable, zero, clear error) are taken only on
+    the command id of its current mode, ``0x100`` / ``0x200`` / ``0x300`` + slave id outside MIT mode,
+    as DaMiao's maintainer describes it (DM_Control_Python's issue tracker; its library's
+    ``enable_old``); on the slave id itself they are ignored outside MIT mode."""
+
+    def _handle(self, msg: can.Message, state: PhysicalState, now: float) -> List[can.Message]:
+        aid, data = msg.arbitration_id, bytes(msg.data)
+        if msg.is_extended_id or aid == dm.REGISTER_ID:
+            return []
+        if len(data) == 8 and data[:7] == b"\xff" * 7:
+            try:
+                mode, sid = dm.split_command_id(aid)
+            except dm.DamiaoFrameError:
+                return []
+            if mode != self.mode or sid != self.slave_id:
+                return []
+            msg = self._message(self.slave_id, data)   # taken as the current firmware takes it
+        return super()._handle(msg, state, now)
+
+
 class DamiaoPeer(SimulatedProtocolMotor):
     """A DaMiao motor on its joint, as the firmware drives it.  A DaMiao motor sends nothing on its own:
     the firmware's 1 ms tick only applies its CAN timeout (the joint is integrated up to each received
@@ -290,9 +312,13 @@ def peer_for_unit(unit) -> SimulatedProtocolMotor:
         mode = r.get("ctrl_mode", to_int, mode, check=lambda v: v in dm.MODE_OFFSETS,
                      expected="a DaMiao control mode 1..4 (1 MIT, 2 position-velocity, 3 velocity, "
                               "4 force-position)")
+        old = r.get("id_offset", to_bool, False)
         r.finish()
-    device = SimulatedDamiao(unit.name, unit.can_id, unit.master_id,
-                             dm.DamiaoRanges(values["p_max"], values["v_max"], values["t_max"]), mode=mode,
-                             can_timeout=values["can_timeout"], speed_gain=values["speed_gain"],
-                             position_gain=values["position_gain"])
+    else:
+        old = False
+    cls = OldFirmwareDamiao if old else SimulatedDamiao
+    device = cls(unit.name, unit.can_id, unit.master_id,
+                 dm.DamiaoRanges(values["p_max"], values["v_max"], values["t_max"]), mode=mode,
+                 can_timeout=values["can_timeout"], speed_gain=values["speed_gain"],
+                 position_gain=values["position_gain"])
     return DamiaoPeer(device, joint)

@@ -17,6 +17,7 @@ from rospy_control.simulator.base import FAULTS, SimulationSettings, SimUnit
 from rospy_control.simulator.bus import PING_ID, PONG_ID, enlarge_receive_buffer
 from rospy_control.simulator.liveness import GAP as LAG_GAP, Liveness
 from rospy_control.simulator.motor import CommandStats, SimulatedMotor
+from rospy_control.simulator.mismatch import as_built, silent
 from rospy_control.simulator.peers import peer_for
 from rospy_control.simulator.sensors import SENSOR_MODELS, SimSensor
 from rospy_control.bus.channel import CAN_ERR_BUSOFF, CAN_ERR_RESTARTED
@@ -93,6 +94,7 @@ class SimulatedFirmware:
         #: RobStride puts the torque of its operation-control frame in the id)
         self._peer_routes: List[Tuple[int, int, Any]] = []
         for u in units:
+            u = as_built(u)
             try:
                 peer = peer_for(u)
                 ids = list(peer.listen_ids()) if peer is not None else []
@@ -123,6 +125,9 @@ class SimulatedFirmware:
                     if settings.enabled:  # (built on hardware too, to validate the <simulation> elements)
                         logger.warning("simulation '%s': no model for unit '%s' (%s); it will stay silent",
                                        name, u.name, u.type_name)
+        for u in units:
+            if silent(u) and u.name in self.by_name:   # the mismatch switch (:mod:`.mismatch`)
+                self.set_fault(u.name, "silent")
         for s in self.sensors.values():  # validate motor references now, not on the first poll
             for ref in ("hfe_motor", "kfe_motor", "follows"):
                 target = getattr(s, ref, None)

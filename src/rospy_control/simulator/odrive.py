@@ -35,7 +35,7 @@ from typing import Dict, List, Optional, Tuple
 
 import can
 
-from rospy_control.hardware_config.document import non_negative, to_float
+from rospy_control.hardware_config.document import non_negative, to_bool, to_float, to_str
 from rospy_control.devices.odrive import codec as od
 from rospy_control.simulator import peers
 from rospy_control.simulator.device import Impedance, PhysicalState, SimulatedDevice
@@ -343,14 +343,28 @@ def peer_for_unit(unit) -> SimulatedProtocolMotor:
     r = joint.reader
     extra = {"watchdog_timeout": 0.0, "state_delay": 0.0, "pos_gain": 20.0, "vel_gain": 0.16,
              "vel_integrator_gain": 0.32, "vel_limit": 10.0}
+    heartbeat_rate, encoder_rate = unit.heartbeat_rate, unit.encoder_rate
     if r is not None:
         for key, default in list(extra.items()):
             extra[key] = r.get(key, to_float, default, check=non_negative, expected="a number >= 0")
+        heartbeat_rate, encoder_rate = cyclic_switches(r, heartbeat_rate, encoder_rate)
         r.finish()
-    device = SimulatedOdrive(unit.name, unit.node_id, unit.firmware, heartbeat_rate=unit.heartbeat_rate,
-                             encoder_rate=unit.encoder_rate, torque_limit=torque_limit, ratio=unit.ratio,
+    device = SimulatedOdrive(unit.name, unit.node_id, unit.firmware, heartbeat_rate=heartbeat_rate,
+                             encoder_rate=encoder_rate, torque_limit=torque_limit, ratio=unit.ratio,
                              torque_constant=unit.torque_constant or 0.05,
                              watchdog_timeout=extra["watchdog_timeout"], state_delay=extra["state_delay"],
                              pos_gain=extra["pos_gain"], vel_gain=extra["vel_gain"],
                              vel_integrator_gain=extra["vel_integrator_gain"], vel_limit=extra["vel_limit"])
     return SimulatedProtocolMotor(device, joint)
+
+
+def cyclic_switches(r, heartbeat_rate: float, encoder_rate: float):
+    """The mismatch switches of the axis's cyclic messages (:mod:`.mismatch`): ``cyclic="false"``
+    (heartbeat_rate_ms and encoder_rate_ms 0 on the device: it answers polls only) and
+    ``encoder_estimates="off"`` (encoder_rate_ms 0: the heartbeat goes on)."""
+    if not r.get("cyclic", to_bool, True):
+        heartbeat_rate = encoder_rate = 0.0
+    if r.get("encoder_estimates", to_str, "on", check=lambda v: v in ("on", "off"),
+             expected="on or off") == "off":
+        encoder_rate = 0.0
+    return heartbeat_rate, encoder_rate

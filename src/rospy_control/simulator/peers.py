@@ -39,6 +39,7 @@ from typing import Any, Dict, Optional
 from rospy_control.exceptions import ConfigError
 from rospy_control.hardware_config.document import AttributeReader, non_negative, positive, to_float
 from rospy_control.simulator.joint import JointModel
+from rospy_control.simulator.mismatch import GENERIC
 
 __all__ = ["PEER_FACTORIES", "peer_for", "joint_model"]
 
@@ -47,7 +48,7 @@ PEER_FACTORIES: Dict[str, str] = {
     "DamiaoMotor": "rospy_control.simulator.damiao:peer_for_unit",
     "OdriveAxis": "rospy_control.simulator.odrive:peer_for_unit",
     "RobStrideMotor": "rospy_control.simulator.robstride:peer_for_unit",
-    "Cia402Drive": "rospy_control.simulator.cia402:peer_for_unit",
+    "Cia402Drive": "rospy_control.simulator.cia402_peer:peer_for_unit",
     "Motor": "rospy_control.simulator.cubemars:peer_for_unit",
 }
 
@@ -80,7 +81,7 @@ def joint_model(unit: Any, defaults: Optional[Dict[str, float]] = None) -> Joint
          "temperature": 35.0, "initial_position": 0.0}
     d.update(defaults or {})
     el = getattr(unit, "simulation", None)
-    r = AttributeReader(el) if el is not None else None
+    r = AttributeReader(el, ignore=GENERIC) if el is not None else None
 
     def get(key, check=None, expected=""):
         if r is None:

@@ -143,7 +143,7 @@ def test_sdo_read_write_expedited_segmented_and_abort(rig):
     node.sdo[0x2000].raw = "segmented download through canopen"
     assert runner.call(lambda d: d.get(0x2000)) == b"segmented download through canopen"
     with pytest.raises(canopen.SdoAbortedError) as e:
-        node.sdo.upload(0x6099, 0)
+        node.sdo.upload(0x6093, 0)   # position factor: not in this drive
     assert e.value.code == 0x06020000
     assert co.sdo_abort_text(e.value.code) == "Object does not exist in the object dictionary"
     for cw, expected in co.path_to_operation_enabled(State.SWITCH_ON_DISABLED):

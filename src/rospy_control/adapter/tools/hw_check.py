@@ -20,7 +20,8 @@ static gravity load of the URDF's links at the current pose (without it, only co
 
 Subcommands: ``hw_check zero XML UNIT [--save] [--yes] [--sim]`` makes a unit's current position its
 zero (:mod:`.hw_check_zero`); ``hw_check home XML [UNIT...] [--yes] [--sim]`` homes the units that
-can (:mod:`.hw_check_home`).
+can (:mod:`.hw_check_home`); ``hw_check scan XML [--sim] [--listen S]`` lists what answers on each
+channel and names every difference from the XML (:mod:`.hw_check_scan`).
 
 Exit status: 0 all good; 1 configuration error; 2 communication error (bus cannot be opened, error on
 a channel thread); 3 units in FAULT at the end (also after a failed ``--reset``); 130 interrupted.
@@ -47,6 +48,7 @@ from rospy_control.devices import (
 SUBCOMMANDS = {
     "zero": "hw_check_zero",
     "home": "hw_check_home",
+    "scan": "hw_check_scan",
 }
 
 

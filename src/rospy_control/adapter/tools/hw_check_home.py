@@ -55,13 +55,14 @@ def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[]
     except ConfigError as err:
         sys.stderr.write(f"hw_check home: configuration error: {err}\n")
         return 1
-    can = [u for u in mw.units() if isinstance(u, ActuatorUnit) and u.CAPABILITIES.home]
+    can: List[ActuatorUnit] = [u for u in mw.units() if isinstance(u, ActuatorUnit) and u.CAPABILITIES.home]
     try:
-        units = [mw.unit(n) for n in args.units] if args.units else can
+        picked = [mw.unit(n) for n in args.units] if args.units else list(can)
     except HardwareError as err:
         sys.stderr.write(f"hw_check home: {err}\n")
         return 1
-    cannot = [u for u in units if u not in can]
+    cannot = [u for u in picked if u not in can]
+    units = [u for u in can if u in picked]
     if cannot or not units:
         names = ", ".join(f"'{u.name}' ({getattr(u, 'PROTOCOL', type(u).__name__)})" for u in cannot)
         what = names + " cannot home" if names else "no unit can home"

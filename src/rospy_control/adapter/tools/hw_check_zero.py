@@ -31,7 +31,7 @@ from rospy_control.exceptions import CommunicationError, ConfigError, HardwareEr
 from rospy_control.middleware.middleware import Middleware
 from rospy_control.simulator import SimulatedRobot
 
-__all__ = ["main", "foreign_commands"]
+__all__ = ["main", "foreign_commands", "command_ids"]
 
 #: seconds hw_check listens for another host's command frames before it acts
 LISTEN = 0.3
@@ -51,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def command_ids(ch) -> set:
+    """The command ids of the units of channel ``ch``: a frame to one from another host means that
+    host is driving these devices."""
+    return {i for u in ch.units for i in u.request_ids()}
+
+
 def foreign_commands(mw: Middleware, simulated: List[str], seconds: float = LISTEN) -> List[Tuple[str, int]]:
     """``(channel, id)`` of the frames to a unit's command id seen on the real buses of ``mw`` within
     ``seconds``, before this process sends anything: another host is driving these devices."""
@@ -58,7 +64,7 @@ def foreign_commands(mw: Middleware, simulated: List[str], seconds: float = LIST
     for name, ch in mw.channels.items():
         if name in simulated:
             continue
-        ids = {i for u in ch.units for i in u.request_ids()}
+        ids = command_ids(ch)
         bus = open_bus(ch.interface, ch.channel, ch.bitrate, where=f"channel '{name}'")
         try:
             end = time.monotonic() + seconds
