@@ -72,6 +72,11 @@ class SimulatedDamiao(SimulatedDevice):
             25: float(speed_gain), 26: 0.0, 27: float(position_gain), 28: 0.0,
             13: 1, 14: 1, 15: 0, 16: 14, dm.RID_CAN_BR: can_br, 36: 0,
         }
+        # the other registers of the manual's table, with plausible factory values
+        for rid, value in ((0, 10.0), (1, 0.1), (2, 80.0), (3, 0.98), (4, 20.0), (5, -20.0), (6, 30.0),
+                           (11, 0.0), (12, 0.0), (17, 0.5), (18, 0.0002), (19, 0.005), (20, 10.0),
+                           (24, 1000.0), (29, 52.0), (30, 1.0), (31, 1.0), (32, 0.1), (33, 0.0), (34, 0.0)):
+            self.registers.setdefault(rid, value)
         #: the registers as last stored by 0xAA (what a power cycle brings back)
         self.flash: Dict[int, Union[int, float]] = dict(self.registers)
         #: set when ESC_ID or MST_ID changed: the firmware routes frames anew
