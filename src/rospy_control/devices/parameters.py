@@ -203,7 +203,8 @@ class NoParameterAccess(ParameterAccess):
         self.PROTOCOL, self.DOCUMENT, self.reason = protocol, document, reason
 
     def refusal(self, operation: str) -> str:
-        return f"{self.PROTOCOL} has no command for {operation}: {self.reason} ({self.DOCUMENT}); nothing was sent"
+        return (f"{self.PROTOCOL} has no command for {operation}: {self.reason} ({self.DOCUMENT}); "
+                "nothing was sent")
 
 
 #: unit class name -> "module:class" of its :class:`ParameterAccess` (imported on first use)
@@ -226,5 +227,6 @@ def access_for(unit: Any) -> ParameterAccess:
         if target is not None:
             module, name = target.split(":")
             return getattr(importlib.import_module(module), name)(unit)
-    raise Refused(f"'{getattr(unit, 'name', unit)}' is a {type(unit).__name__}: this tool knows no parameters "
+    raise Refused(f"'{getattr(unit, 'name', unit)}' is a {type(unit).__name__}: this tool knows no parameters"
+                  " "
                   f"or id commands for it; nothing was sent")

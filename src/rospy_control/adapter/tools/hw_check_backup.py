@@ -86,7 +86,8 @@ def _load(path: str) -> Dict[str, Any]:
     return doc
 
 
-def restore_main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[], str]] = None) -> int:
+def restore_main(argv: List[str], out: TextIO = sys.stdout,
+                 answer: Optional[Callable[[], str]] = None) -> int:
     """``hw_check restore``."""
     prog = "hw_check restore"
     args = _parser(prog, True).parse_args(argv)
@@ -114,8 +115,8 @@ def restore_main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Cal
                 if not (isinstance(rec, dict) and rec.get("restore")) or not (p.writable and p.restore):
                     continue
                 try:
-                    values[p.name] = p.parse(rec.get("value"))
-                except ParameterError as err:
+                    values[p.name] = p.parse(rec["value"])
+                except (KeyError, ParameterError) as err:
                     raise ParameterError(f"{where}: {err}") from None
             if not values:
                 continue
@@ -145,4 +146,3 @@ def restore_main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Cal
         return 0
 
     return run_command(prog, args, body)
-

@@ -88,7 +88,8 @@ class Session:
         else:
             if spec.before_open is not None:
                 spec.before_open()
-            bus = open_bus(spec.interface, spec.channel, ch.bitrate, where=f"channel '{channel}'", **spec.kwargs)
+            bus = open_bus(spec.interface, spec.channel, ch.bitrate, where=f"channel '{channel}'",
+                           **spec.kwargs)
             if spec.after_open is not None:
                 spec.after_open(bus)
         self._buses[channel] = bus
@@ -180,6 +181,6 @@ def other_ids(session: Session, access: ParameterAccess) -> List[int]:
     for u in session.mw.units():
         if u is access.unit or getattr(u, "channel_name", None) != access.unit.channel_name:
             continue
-        if type(u) is type(access.unit):
+        if isinstance(u, type(access.unit)) and isinstance(access.unit, type(u)):
             out.append(int(getattr(u, access.ID_ATTRIBUTE)))
     return out

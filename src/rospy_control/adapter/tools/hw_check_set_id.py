@@ -47,8 +47,9 @@ def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[]
         ex = access.set_id(new)
         save = access.save(new) if args.save else None
         store = f" and store it ({save.what})" if save is not None else ""
-        if not args.yes and not ask(f"give '{args.unit}' ({access.PROTOCOL}, {access.ID_ATTRIBUTE} {old}) the "
-                                    f"id {new} (0x{new:X}){store}?", out, answer):
+        question = (f"give '{args.unit}' ({access.PROTOCOL}, {access.ID_ATTRIBUTE} {old}) the "
+                    f"id {new} (0x{new:X}){store}?")
+        if not args.yes and not ask(question, out, answer):
             out.write("nothing sent\n")
             return 1
         session.run(access, ex)

@@ -53,7 +53,7 @@ _TABLE = (
 )
 #: the objects as :class:`Parameter` (key: ``(index, subindex, data type)``)
 OBJECTS = tuple(
-    Parameter(name, unit, "uint" if dtype.startswith("U") else "int", writable, _INT[dtype][0], _INT[dtype][1],
+    Parameter(name, unit, "uint" if dtype.startswith("U") else "int", writable, *_INT[dtype],
               (index, sub, dtype), f"0x{index:04X}:{sub} {cia}",
               restore=writable)
     for index, sub, name, cia, dtype, writable, unit in _TABLE)

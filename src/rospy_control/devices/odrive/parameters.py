@@ -57,7 +57,8 @@ class OdriveParameters(ParameterAccess):
 
     def read(self, p: Parameter) -> Exchange:
         why = ("0.5 has no parameter read" if self.version == od.V05 else
-               "0.6 reads endpoints through RxSdo/TxSdo by ids from the firmware build's flat_endpoints.json, "
+               "0.6 reads endpoints through RxSdo/TxSdo by ids from the firmware build's "
+               "flat_endpoints.json, "
                "which this package does not carry")
         raise Refused(f"{self.PROTOCOL} cannot read {p.name}: {why} ({self.DOCUMENT}); use odrivetool or the "
                       "ODrive GUI to read it; nothing was sent")

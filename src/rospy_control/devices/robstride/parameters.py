@@ -38,8 +38,8 @@ class RobStrideParameters(ParameterAccess):
             lo, hi = _RANGE[spec.fmt]
             if spec.limit == "run_mode":
                 lo, hi = 0, max(rs.RUN_MODE_NAMES)
-            self.parameters[spec.name] = Parameter(spec.name, spec.unit, _KIND[spec.fmt], spec.writable, lo, hi,
-                                                   spec.index, restore=spec.name not in _STATE)
+            self.parameters[spec.name] = Parameter(spec.name, spec.unit, _KIND[spec.fmt], spec.writable, lo,
+                                                   hi, spec.index, restore=spec.name not in _STATE)
 
     # -- answers --------------------------------------------------------------------------------------
     def _value(self, index: int):
@@ -68,7 +68,8 @@ class RobStrideParameters(ParameterAccess):
     def _uid_from(self, motor: int):
         def answer(arb_id: int, ext: bool, data: bytes) -> Optional[bytes]:
             t, d2, dest = rs.split_id(arb_id)
-            if ext and t == rs.GET_ID and dest == rs.GET_ID_REPLY_DEST and d2 & 0xFF == motor and len(data) == 8:
+            ours = ext and t == rs.GET_ID and dest == rs.GET_ID_REPLY_DEST and d2 & 0xFF == motor
+            if ours and len(data) == 8:
                 return rs.decode_get_id_reply(arb_id, data)[1]
             return None
         return answer
@@ -86,7 +87,8 @@ class RobStrideParameters(ParameterAccess):
                                       self.unit.model)
         except ValueError as err:
             raise ParameterError(str(err)) from None
-        return Exchange(f, self._feedback(self.unit.can_id), f"write parameter 0x{p.key:04X} {p.name} (type 18)")
+        return Exchange(f, self._feedback(self.unit.can_id),
+                        f"write parameter 0x{p.key:04X} {p.name} (type 18)")
 
     def save(self, device_id: Optional[int] = None) -> Exchange:
         if self.cybergear:
@@ -111,4 +113,5 @@ class RobStrideParameters(ParameterAccess):
 
 
 #: values that describe the motor's present state or a target, backed up but never restored
-_STATE = frozenset(("mechPos", "iqf", "mechVel", "VBUS", "loc_ref", "spd_ref", "iq_ref", "rotation", "run_mode"))
+_STATE = frozenset(("mechPos", "iqf", "mechVel", "VBUS", "loc_ref", "spd_ref", "iq_ref", "rotation",
+                    "run_mode"))
