@@ -318,7 +318,7 @@ class SimulatedOdrive(SimulatedDevice):
         elif cmd == od.CMD_SET_POS_GAIN:
             self.pos_gain = od.unpack_float(data, "Set_Pos_Gain")
         elif cmd == od.CMD_SET_VEL_GAINS:
-            self.vel_gain, self.vel_integrator_gain = od.unpack_float_pair(data)
+            self.vel_gain = od.unpack_float_pair(data)[0]
         elif cmd == od.CMD_SET_AXIS_NODE_ID and v == od.V05:
             node = od.unpack_set_axis_node_id(data)
             if 0 <= node <= 0x3F:     # in RAM: the axis listens and sends on the new id at once
