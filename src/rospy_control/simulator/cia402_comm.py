@@ -12,7 +12,14 @@ from rospy_control.simulator.cia402_homing import METHODS as HOMING_METHODS
 from rospy_control.simulator.cia402_homing import SimulatedHoming
 from rospy_control.simulator.cia402_od import _SIZE, Cia402ObjectDictionary, Key
 
-__all__ = ["Cia402Communication"]
+__all__ = ["Cia402Communication", "SAVE_SIGNATURE"]
+
+#: 0x1010:1 "save": the ASCII "save" as a little-endian u32 (CiA 301 7.5.2.13)
+SAVE_SIGNATURE = 0x65766173
+#: abort "Data cannot be transferred or stored to the application" (a wrong store signature)
+ABORT_STORE = 0x08000020
+#: abort "Value of parameter written too high"
+ABORT_TOO_HIGH = 0x06090031
 
 
 class Cia402Communication(Cia402ObjectDictionary):
@@ -34,6 +41,8 @@ class Cia402Communication(Cia402ObjectDictionary):
     _sync_count: Dict[int, int]
     _tpdo_last: Dict[int, bytes]
     _tpdo_timer: Dict[int, float]
+    #: the read-write objects as last stored through 0x1010:1 (set by the first store)
+    stored: Dict[Key, object]
 
     def _send(self, frame: co.Frame) -> None:
         raise NotImplementedError  # the drive's
@@ -57,6 +66,14 @@ class Cia402Communication(Cia402ObjectDictionary):
             return co.ABORT_LENGTH
         (value,) = struct.unpack("<" + co.struct_code(e.dtype), bytes(raw))
         index, sub = key
+        if index == 0x1010:
+            # store parameters: only the signature "save" is taken (CiA 301 7.5.2.13)
+            if value != SAVE_SIGNATURE:
+                return ABORT_STORE
+            self.stored = {k: e.value for k, e in self.od.items() if e.access == "rw"}
+            return None
+        if index == 0x6072 and value > 0x7FFF:
+            return ABORT_TOO_HIGH   # max torque: at most 3276.7 % of the rated torque
         if index == 0x6060:
             if value not in self.SUPPORTED_MODES:
                 return co.ABORT_VALUE

@@ -66,6 +66,8 @@ class Cia402ObjectDictionary:
         a(0x1000, 0, "UNSIGNED32", "ro", 0x00020192)   # CiA 402, servo drive
         a(0x1001, 0, "UNSIGNED8", "ro", 0, True)
         a(0x1008, 0, "VISIBLE_STRING", "const", self.device_name.encode())
+        a(0x1010, 0, "UNSIGNED8", "ro", 1)
+        a(0x1010, 1, "UNSIGNED32", "rw", 1)             # bit 0: saves on command (CiA 301 7.5.2.13)
         a(0x1017, 0, "UNSIGNED16", "rw", self._heartbeat_default)
         a(0x1018, 0, "UNSIGNED8", "ro", 4)
         for sub, v in ((1, 0x00000ABC), (2, 0x00000402), (3, 0x00010000), (4, 0x00000001)):
@@ -103,9 +105,15 @@ class Cia402ObjectDictionary:
         a(0x6071, 0, "INTEGER16", "rw", 0, True)
         a(0x6072, 0, "UNSIGNED16", "rw", 3000, True)
         a(0x6076, 0, "UNSIGNED32", "rw", int(round(self.scale.rated_torque * 1000.0)))
+        a(0x6065, 0, "UNSIGNED32", "rw", 0xFFFFFFFF)     # following error window: off
+        a(0x607D, 0, "UNSIGNED8", "ro", 2)
+        a(0x607D, 1, "INTEGER32", "rw", -0x80000000)
+        a(0x607D, 2, "INTEGER32", "rw", 0x7FFFFFFF)
         a(0x6077, 0, "INTEGER16", "ro", 0, True)
         a(0x607A, 0, "INTEGER32", "rw", 0, True)
         a(0x6081, 0, "UNSIGNED32", "rw", int(self.scale.counts_per_rev), True)
+        a(0x6083, 0, "UNSIGNED32", "rw", int(self.scale.counts_per_rev) * 10, True)
+        a(0x6084, 0, "UNSIGNED32", "rw", int(self.scale.counts_per_rev) * 10, True)
         a(0x60B1, 0, "INTEGER32", "rw", 0, True)
         a(0x60B2, 0, "INTEGER16", "rw", 0, True)
         a(0x60C2, 0, "UNSIGNED8", "ro", 2)

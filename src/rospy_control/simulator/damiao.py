@@ -11,9 +11,13 @@ codec's docstring).  What it does, frame for frame:
   ignored without an answer (unverified: the documents do not say).
 * **Registers** on 0x7FF for this slave id: read (0x33) and write (0x55, RAM) answered with
   ``[id_lo, id_hi, cmd, rid, value]`` on the master id (unknown registers: no answer), 0xCC answered
-  with a feedback frame, 0xAA (flash) accepted without an answer.  Writes to PMAX/VMAX/TMAX change the
-  packing at once, CTRL_MODE the mode, TIMEOUT the CAN timeout; MST_ID/ESC_ID writes are stored but
-  the ids change only after a flash store and power cycle (not simulated).
+  with a feedback frame, 0xAA (flash) stores every register without an answer.  Writes to
+  PMAX/VMAX/TMAX change the packing at once, CTRL_MODE the mode, TIMEOUT the CAN timeout, ESC_ID the
+  id the motor listens on (the answer to that write still names the old id), MST_ID the id it answers
+  on.  Values the motor refuses (CTRL_MODE outside 1..4, a range register <= 0, a read-only register)
+  are not answered.  Writes live in RAM: :meth:`power_cycle` brings back what was last stored.
+  (When the real firmware applies an id write -- at once or after store and power cycle -- the
+  documents at hand do not say; this model applies it at once.)
 * **CAN timeout** (TIMEOUT register, 50 us units, 0 = off): while enabled, no frame for that long
   latches state 0xD (communication loss) and the output goes off.
 * **Errors**: :meth:`set_fault` with a name of :data:`~rospy_control.devices.damiao.codec.FAULTS`
@@ -39,7 +43,11 @@ from rospy_control.simulator import peers
 from rospy_control.simulator.device import Impedance, PhysicalState, SimulatedDevice
 from rospy_control.simulator.joint import SimulatedProtocolMotor
 
-__all__ = ["SimulatedDamiao", "DamiaoPeer", "peer_for_unit"]
+__all__ = ["SimulatedDamiao", "DamiaoPeer", "peer_for_unit", "READ_ONLY"]
+
+#: registers the motor does not let be written (its model data: damping, inertia, versions, serial
+#: number, pole pairs, electrical constants, gear ratio)
+READ_ONLY = frozenset(range(11, 21)) | {36}
 
 
 class SimulatedDamiao(SimulatedDevice):
@@ -64,6 +72,15 @@ class SimulatedDamiao(SimulatedDevice):
             25: float(speed_gain), 26: 0.0, 27: float(position_gain), 28: 0.0,
             13: 1, 14: 1, 15: 0, 16: 14, dm.RID_CAN_BR: can_br, 36: 0,
         }
+        # the other registers of the manual's table, with plausible factory values
+        for rid, value in ((0, 10.0), (1, 0.1), (2, 80.0), (3, 0.98), (4, 20.0), (5, -20.0), (6, 30.0),
+                           (11, 0.0), (12, 0.0), (17, 0.5), (18, 0.0002), (19, 0.005), (20, 10.0),
+                           (24, 1000.0), (29, 52.0), (30, 1.0), (31, 1.0), (32, 0.1), (33, 0.0), (34, 0.0)):
+            self.registers.setdefault(rid, value)
+        #: the registers as last stored by 0xAA (what a power cycle brings back)
+        self.flash: Dict[int, Union[int, float]] = dict(self.registers)
+        #: set when ESC_ID or MST_ID changed: the firmware routes frames anew
+        self.ids_changed = False
         self.enabled = False
         #: latched error state code (0x8..0xE), None: no error
         self.error: Optional[int] = None
@@ -82,6 +99,22 @@ class SimulatedDamiao(SimulatedDevice):
         #: the MIT torque law of the current command, built once per command (the joint asks at every
         #: integration step); None: build it (command, zero or registers changed)
         self._imp: Optional[Impedance] = None
+
+    def power_cycle(self) -> None:
+        """Switch off and on: the stored registers come back, the motor is disabled, no error, zero kept
+        (the manual stores the zero with FE)."""
+        self.registers = dict(self.flash)
+        self._apply_ids()
+        self.enabled = False
+        self.error = None
+        self.command = None
+        self._imp = None
+
+    def _apply_ids(self) -> None:
+        sid, mid = int(self.registers[dm.RID_ESC_ID]), int(self.registers[dm.RID_MST_ID])
+        if (sid, mid) != (self.slave_id, self.master_id):
+            self.slave_id, self.master_id = sid, mid
+            self.ids_changed = True
 
     # -- registers as values -----------------------------------------------------------------------
     @property
@@ -234,6 +267,7 @@ class SimulatedDamiao(SimulatedDevice):
             return self._reply(state)
         if cmd == dm.REG_SAVE:
             self.flash_stores += 1
+            self.flash = dict(self.registers)
             return []
         if rid not in self.registers or cmd not in (dm.REG_READ, dm.REG_WRITE):
             return []
@@ -243,11 +277,14 @@ class SimulatedDamiao(SimulatedDevice):
                 return []
             if rid in (dm.RID_PMAX, dm.RID_VMAX, dm.RID_TMAX) and not value > 0.0:
                 return []
+            if rid in READ_ONLY or (rid in (dm.RID_ESC_ID, dm.RID_MST_ID) and not 0 < value < dm.REGISTER_ID):
+                return []
             self.registers[rid] = value
             self._imp = None
             cmd = self.write_reply_cmd
-        return [self._message(self.master_id,
-                              dm.pack_register_reply(self.slave_id, cmd, rid, self.registers[rid]))]
+        reply = self._message(self.master_id, dm.pack_register_reply(sid, cmd, rid, self.registers[rid]))
+        self._apply_ids()
+        return [reply]
 
 
 class OldFirmwareDamiao(SimulatedDamiao):

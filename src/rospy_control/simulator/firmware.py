@@ -97,7 +97,8 @@ class SimulatedFirmware:
             u = as_built(u)
             try:
                 peer = peer_for(u)
-                ids = list(peer.listen_ids()) if peer is not None else []
+                if peer is not None:
+                    peer.listen_ids()   # validates the ids (routed by _route below)
             except ConfigError:
                 raise
             except ValueError as err:  # a value the device's frames cannot carry
@@ -106,10 +107,6 @@ class SimulatedFirmware:
             if peer is not None:
                 self.peers.append(peer)
                 self.by_name[u.name] = peer
-                for key in ids:
-                    self._peer_readers.setdefault((int(key[0]), bool(key[1])), []).append(peer)
-                for mask, value in getattr(peer, "listen_routes", lambda: ())():
-                    self._peer_routes.append((int(mask), int(value), peer))
             elif u.is_a("Motor"):
                 m = SimulatedMotor(u, u.simulation)
                 self.motors[u.can_id] = m
@@ -125,6 +122,7 @@ class SimulatedFirmware:
                     if settings.enabled:  # (built on hardware too, to validate the <simulation> elements)
                         logger.warning("simulation '%s': no model for unit '%s' (%s); it will stay silent",
                                        name, u.name, u.type_name)
+        self._route()
         for u in units:
             if silent(u) and u.name in self.by_name:   # the mismatch switch (:mod:`.mismatch`)
                 self.set_fault(u.name, "silent")
@@ -140,6 +138,18 @@ class SimulatedFirmware:
         self._counter = itertools.count()
         self._reply = can.Message(arbitration_id=master_id, is_extended_id=False, data=bytearray(8))
         self.error: Optional[BaseException] = None
+
+    def _route(self) -> None:
+        """Who reads which frame id, from every peer's ``listen_ids()`` / ``listen_routes()``; filled in
+        place (the bus thread holds these containers).  Again after a device took a new id (its
+        ``ids_changed``: DaMiao ESC_ID, RobStride type 7, ODrive Set_Axis_Node_ID)."""
+        self._peer_readers.clear()
+        self._peer_routes.clear()
+        for peer in self.peers:
+            for key in peer.listen_ids():
+                self._peer_readers.setdefault((int(key[0]), bool(key[1])), []).append(peer)
+            for mask, value in getattr(peer, "listen_routes", lambda: ())():
+                self._peer_routes.append((int(mask), int(value), peer))
 
     def gravity_joints(self) -> List[Any]:
         """The simulated joints of this channel's actuators, in unit order, each offering what the
@@ -400,6 +410,10 @@ class SimulatedFirmware:
                         out = p.handle_frame(msg, now, dt)
                         if out and p.fault != "silent":
                             self._send_peer(p, out, now, send)
+                        device = getattr(p, "device", p)
+                        if getattr(device, "ids_changed", False):
+                            device.ids_changed = False
+                            self._route()
                 elif msg is not None and not msg.is_error_frame and not msg.is_extended_id:
                     self.frames_handled += 1
                     aid = msg.arbitration_id

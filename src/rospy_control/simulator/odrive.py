@@ -59,6 +59,8 @@ class SimulatedOdrive(SimulatedDevice):
         super().__init__(name)
         od.arbitration_id(node_id, 0)   # validates the node id
         self.node_id = node_id
+        #: set when the axis took a new node id (0.5 Set_Axis_Node_ID): the firmware routes frames anew
+        self.ids_changed = False
         self.version = od.parse_version(version)
         self.DEVICE_FAULTS = tuple(n for n in od.AXIS_ERRORS[self.version].values()
                                    if n not in ("WATCHDOG_TIMER_EXPIRED", "ESTOP_REQUESTED"))
@@ -317,6 +319,11 @@ class SimulatedOdrive(SimulatedDevice):
             self.pos_gain = od.unpack_float(data, "Set_Pos_Gain")
         elif cmd == od.CMD_SET_VEL_GAINS:
             self.vel_gain = od.unpack_float_pair(data)[0]
+        elif cmd == od.CMD_SET_AXIS_NODE_ID and v == od.V05:
+            node = od.unpack_set_axis_node_id(data)
+            if 0 <= node <= 0x3F:     # in RAM: the axis listens and sends on the new id at once
+                self.node_id = node
+                self.ids_changed = True
         elif cmd == od.CMD_CLEAR_ERRORS:
             self.axis_error = 0
             self.procedure_result = od.PROCEDURE_RESULT_SUCCESS

@@ -76,6 +76,11 @@ class SimulatedRobStride:
         self.name = name
         self.motor_id = motor_id
         self.model = model
+        #: set when the motor took a new id (type 7): the firmware routes frames anew
+        self.ids_changed = False
+        #: the parameters as last stored by type 22 (RobStride models), and how often
+        self.saved: Dict[int, float] = {}
+        self.saves = 0
         self.limits = rs.limits_for(model)
         self.inertia, self.damping, self.friction = inertia, damping, friction
         self.temperature = temperature
@@ -280,8 +285,18 @@ class SimulatedRobStride:
                 self.params[0x7016] = 0.0
             out.append(self._feedback())
         elif comm_type == rs.SET_CAN_ID:
-            self.motor_id = (d2 >> 8) & 0xFF
+            new_id = (d2 >> 8) & 0xFF
+            if not 1 <= new_id <= 0x7F or self.mode == rs.MODE_RUN:
+                return []   # ids 1..127, changed in reset mode only
+            self.motor_id = new_id
+            self.ids_changed = True
             out.append(_msg(rs.encode_get_id_reply(self.motor_id, self.uid)))
+        elif comm_type == rs.ROBSTRIDE_SAVE_PARAMETERS:
+            if self.model.lower() == "cybergear" or data != bytes(range(1, 9)):
+                return []   # CyberGear's type 22 sets the baud rate: not simulated
+            self.saved = dict(self.params)
+            self.saves += 1
+            out.append(self._feedback())
         elif comm_type in (rs.PARAM_READ, rs.PARAM_WRITE):
             if len(data) < 8:
                 return []
@@ -399,8 +414,11 @@ class RobStridePeer(DevicePeer):
         return [(rs.make_id(t, host, mid), True) for t in types]
 
     def listen_routes(self) -> List[Tuple[int, int]]:
-        """Operation-control frames carry the torque in id bits 23-8: matched on type and motor id."""
-        return [(0x1F0000FF, (rs.OPERATION_CONTROL << 24) | self.device.motor_id)]
+        """Operation-control frames carry the torque in id bits 23-8, set-CAN-id frames the new id: matched
+        on type and motor id (with type 22, RobStride's save)."""
+        mid = self.device.motor_id
+        return [(0x1F0000FF, (t << 24) | mid)
+                for t in (rs.OPERATION_CONTROL, rs.SET_CAN_ID, rs.ROBSTRIDE_SAVE_PARAMETERS)]
 
     def set_fault(self, fault: str, value: Optional[float] = None) -> None:
         if fault not in self.faults:

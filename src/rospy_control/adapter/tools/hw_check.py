@@ -21,7 +21,9 @@ static gravity load of the URDF's links at the current pose (without it, only co
 Subcommands: ``hw_check zero XML UNIT [--save] [--yes] [--sim]`` makes a unit's current position its
 zero (:mod:`.hw_check_zero`); ``hw_check home XML [UNIT...] [--yes] [--sim]`` homes the units that
 can (:mod:`.hw_check_home`); ``hw_check scan XML [--sim] [--listen S]`` lists what answers on each
-channel and names every difference from the XML (:mod:`.hw_check_scan`).
+channel and names every difference from the XML (:mod:`.hw_check_scan`); ``params``, ``backup`` /
+``restore`` and ``set-id`` read and write a device's parameters and id (:mod:`.hw_check_params`,
+:mod:`.hw_check_backup`, :mod:`.hw_check_set_id`).
 
 Exit status: 0 all good; 1 configuration error; 2 communication error (bus cannot be opened, error on
 a channel thread); 3 units in FAULT at the end (also after a failed ``--reset``); 130 interrupted.
@@ -44,11 +46,16 @@ from rospy_control.devices import (
     ActuatorUnit, CanUnit, ContactSensor, ControlMode, Encoder, ForceTorqueSensor, ImuSensor, Motor,
 )
 
-#: ``hw_check SUBCOMMAND ...``: the module of this package whose ``main(argv, out)`` runs it
+#: ``hw_check SUBCOMMAND ...``: the module of this package whose ``main(argv, out)`` runs it (or
+#: ``module:function`` for another function of that module)
 SUBCOMMANDS = {
     "zero": "hw_check_zero",
     "home": "hw_check_home",
     "scan": "hw_check_scan",
+    "params": "hw_check_params",
+    "backup": "hw_check_backup",
+    "restore": "hw_check_backup:restore_main",
+    "set-id": "hw_check_set_id",
 }
 
 
@@ -253,8 +260,9 @@ def main(argv: Optional[List[str]] = None, out: TextIO = sys.stdout) -> int:
     runs the subcommand's module of :data:`SUBCOMMANDS` (``main(argv, out)``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in SUBCOMMANDS:
-        module = importlib.import_module(f"rospy_control.adapter.tools.{SUBCOMMANDS[argv[0]]}")
-        return int(module.main(argv[1:], out))
+        name, _, function = SUBCOMMANDS[argv[0]].partition(":")
+        module = importlib.import_module(f"rospy_control.adapter.tools.{name}")
+        return int(getattr(module, function or "main")(argv[1:], out))
     args = _parser().parse_args(argv)
     simulate = True if args.sim else (False if args.hardware else None)
     try:

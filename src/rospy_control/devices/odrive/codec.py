@@ -41,7 +41,9 @@ what this codec sends.)
 
 **Clear_Errors** (0x18): DLC 0 on 0.5, DLC 1 (u8 identify) on 0.6.  **Estop** (0x02): DLC 0.
 
-Not provided on purpose: Set_Axis_Node_ID (0.5 0x06) -- node ids are configured once, over USB.
+**Set_Axis_Node_ID** (0.5 only, 0x06): u32 node id, no answer; the axis listens on the new id at once,
+in RAM (0.5 CAN Simple has no save: ``save_configuration()`` is an endpoint reached over USB).  0.6
+replaced it by Address (0x06, node id with the 48-bit serial number); not provided.
 
 Unverified: the 0.6 default bitrate; whether on 0.6 every frame or only control frames feed the
 watchdog (send setpoints continuously, as ODrive's examples do, and both hold); the Reboot action
@@ -74,7 +76,8 @@ __all__ = [
     "pack_set_input_vel", "unpack_set_input_vel", "pack_set_input_torque", "unpack_set_input_torque",
     "pack_set_limits", "unpack_set_limits", "pack_set_pos_gain", "pack_set_vel_gains", "pack_estop",
     "pack_clear_errors", "pack_set_linear_count", "unpack_set_linear_count", "pack_set_absolute_position",
-    "unpack_float", "pack_heartbeat",
+    "unpack_float", "pack_heartbeat", "pack_set_axis_node_id", "unpack_set_axis_node_id",
+    "CMD_SET_AXIS_NODE_ID",
     "unpack_heartbeat", "pack_encoder_estimates", "unpack_encoder_estimates", "pack_float_pair",
     "unpack_float_pair", "pack_get_error", "unpack_get_error", "pack_motor_error", "unpack_motor_error",
     "is_get_request", "GET_COMMANDS", "check_node_id", "check_feedforward_encodable", "StateConfirmation",
@@ -118,6 +121,7 @@ CMD_GET_BUS_VOLTAGE_CURRENT = 0x17
 CMD_CLEAR_ERRORS = 0x18
 CMD_SET_POS_GAIN = 0x1A
 CMD_SET_VEL_GAINS = 0x1B
+CMD_SET_AXIS_NODE_ID = 0x06   # 0.5 only
 
 #: commands with the same id and meaning on both lines
 COMMON_COMMANDS: Dict[str, int] = {
@@ -555,3 +559,16 @@ def traffic(heartbeat_rate: float = 0.1, encoder_rate: float = 0.01, command_dlc
     per_second = sum(frame_bits(8) / period for period in (heartbeat_rate, encoder_rate) + tuple(extra_cyclic)
                      if period > 0.0)
     return Traffic(((command_dlc, False),), per_second)
+
+
+def pack_set_axis_node_id(node_id: int) -> bytes:
+    """Set_Axis_Node_ID (0.5, 0x06): u32 node id (0..0x3F), DLC 4."""
+    if not 0 <= node_id <= 0x3F:
+        raise ValueError(f"ODrive node id must be 0..63, got {node_id!r}")
+    return struct.pack("<I", node_id)
+
+
+def unpack_set_axis_node_id(data: bytes) -> int:
+    if len(data) < 4:
+        raise OdriveFrameError(f"Set_Axis_Node_ID needs 4 bytes, got {len(data)}")
+    return int(struct.unpack_from("<I", bytes(data))[0])

@@ -47,7 +47,8 @@ __all__ = [
     "Frame", "RobStrideLimits", "RobStrideRangeError", "RobStrideFrameError", "MODELS", "limits_for",
     "check_range", "make_id", "split_id", "Feedback", "FaultReport", "ParamReply", "ParamSpec",
     "PARAMETERS", "PARAMETERS_BY_NAME", "FEEDBACK_FAULTS", "FAULT_BITS", "WARNING_BITS", "MODE_NAMES",
-    "RUN_MODES", "encode_get_id", "decode_get_id_reply", "encode_get_id_reply", "encode_operation_control",
+    "RUN_MODES", "encode_save_parameters",
+    "encode_get_id", "decode_get_id_reply", "encode_get_id_reply", "encode_operation_control",
     "decode_operation_control", "encode_enable", "encode_stop", "encode_set_zero", "encode_set_can_id",
     "encode_param_read", "encode_param_write", "decode_param_request", "encode_param_reply",
     "decode_param_reply", "encode_feedback", "decode_feedback", "encode_fault_frame", "decode_fault_frame",
@@ -61,7 +62,7 @@ from rospy_control.devices.robstride.ids import (  # noqa: F401 - this module's 
     FAULT_FEEDBACK, CYBERGEAR_SET_BAUD, ROBSTRIDE_SAVE_PARAMETERS, ROBSTRIDE_SET_BAUD, ACTIVE_REPORT,
     SWITCH_PROTOCOL, TYPE_NAMES, DEFAULT_HOST_ID, GET_ID_REPLY_DEST, DEFAULT_MOTOR_ID, _U16_MAX, _BE4,
     RobStrideFrameError, RobStrideRangeError, RobStrideLimits, MODELS, limits_for, check_range, _to_u16,
-    _from_u16, make_id, split_id, _frame, _check_id, _expect,
+    _from_u16, make_id, split_id, _frame, _check_id, _expect, encode_save_parameters,
 )
 from rospy_control.devices.robstride.params import (  # noqa: F401 - this module's surface
     ParamSpec, PARAMETERS, PARAMETERS_BY_NAME, RUN_MODES, RUN_MODE_NAMES, run_mode_value, param_spec,

@@ -180,3 +180,10 @@ def _expect(frame_id: int, data: bytes, comm_type: int, min_len: int = 8) -> Tup
     if len(data) < min_len:
         raise RobStrideFrameError(f"{TYPE_NAMES.get(comm_type)} frame needs {min_len} bytes, got {len(data)}")
     return d2, dest
+
+
+def encode_save_parameters(motor_id: int, host_id: int = DEFAULT_HOST_ID) -> Frame:
+    """RobStride type 22: store every parameter in flash [RS]; data ``01 02 .. 08`` as RobStride's
+    manual gives it; answered by a feedback frame.  Not CyberGear's: its type 22 changes the baud rate."""
+    return _frame(ROBSTRIDE_SAVE_PARAMETERS, _check_id("host_id", host_id), _check_id("motor_id", motor_id),
+                  bytes(range(1, 9)))
