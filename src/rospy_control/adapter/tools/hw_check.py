@@ -23,7 +23,8 @@ zero (:mod:`.hw_check_zero`); ``hw_check home XML [UNIT...] [--yes] [--sim]`` ho
 can (:mod:`.hw_check_home`); ``hw_check scan XML [--sim] [--listen S]`` lists what answers on each
 channel and names every difference from the XML (:mod:`.hw_check_scan`); ``params``, ``backup`` /
 ``restore`` and ``set-id`` read and write a device's parameters and id (:mod:`.hw_check_params`,
-:mod:`.hw_check_backup`, :mod:`.hw_check_set_id`).
+:mod:`.hw_check_backup`, :mod:`.hw_check_set_id`); ``hw_check record XML --duration S --csv FILE
+[--step UNIT RAD]`` records the actuators at the bus rate and measures a step (:mod:`.hw_check_record`).
 
 Exit status: 0 all good; 1 configuration error; 2 communication error (bus cannot be opened, error on
 a channel thread); 3 units in FAULT at the end (also after a failed ``--reset``); 130 interrupted.
@@ -56,6 +57,7 @@ SUBCOMMANDS = {
     "backup": "hw_check_backup",
     "restore": "hw_check_backup:restore_main",
     "set-id": "hw_check_set_id",
+    "record": "hw_check_record",
 }
 
 
