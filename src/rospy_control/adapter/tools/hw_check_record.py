@@ -197,7 +197,7 @@ def _record(mw: Middleware, actuators: List[ActuatorUnit], holds: Dict[str, floa
         stamp = max((s.stamp for s in (snap.get(u.name) for u in actuators) if s is not None), default=0.0)
         if stamp != last:
             last = stamp
-            values = []
+            values: List[Tuple[float, ...]] = []
             for u in actuators:
                 s = snap[u.name]
                 values.append((s.position, s.velocity, s.effort, commands.get(u.name, math.nan),
@@ -240,9 +240,9 @@ def _report_step(out: TextIO, unit: ActuatorUnit, actuators: List[ActuatorUnit],
 def _plot(path: str, actuators: List[ActuatorUnit], rows: List[Row], step_unit: Optional[ActuatorUnit],
           t_step: float, response: Optional[StepResponse], out: TextIO) -> None:
     try:
-        import matplotlib
+        import matplotlib  # type: ignore[import-not-found]
         matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        import matplotlib.pyplot as plt  # type: ignore[import-not-found]
     except ImportError:
         out.write(f"--plot {path}: matplotlib is not installed (python3-matplotlib); the CSV has the data\n")
         return
