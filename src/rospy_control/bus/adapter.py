@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import can
 
+from rospy_control.bus.echo import drop_own_echoes
+
 from rospy_control.exceptions import CommunicationError
 
 __all__ = ["VALID_BITRATES", "CAN_ERR_BUSOFF", "CAN_ERR_RESTARTED", "open_bus"]
@@ -32,8 +34,11 @@ def open_bus(interface: str, channel, bitrate: int, where: str = "", **kwargs) -
     """
     try:
         # can.Bus is declared as an abstract BusABC subclass; its __new__ returns the interface's bus
-        return can.Bus(interface=interface, channel=channel,  # type: ignore[abstract]
-                       bitrate=bitrate, **kwargs)
+        bus = can.Bus(interface=interface, channel=channel,  # type: ignore[abstract]
+                      bitrate=bitrate, **kwargs)
+        # udp_multicast hands every process its own frames back: drop them as receive_own_messages
+        # says, before they are decoded (.echo)
+        return drop_own_echoes(bus) if interface == "udp_multicast" else bus
     except (can.CanError, OSError, TimeoutError, ValueError, ImportError) as err:
         hint = {
             "socketcan": "is the interface up? (ip link set <channel> up type can bitrate <bitrate>)",

@@ -15,8 +15,8 @@ channels has a chance of about 1 in 12768; give one of them another ``sim_bus_ke
 Frames never leave the machine: they are sent with hop limit (TTL) 0, which the kernel delivers to
 local sockets only.  (Joining a group still makes the kernel send one IGMP membership report on the
 default interface.)  Python-can's ``udp_multicast`` has no ``receive_own_messages=False`` filtering:
-each side also receives the frames it sent itself.  The firmware ignores them (no device answers on
-the master id), and the driver's channel counts them as ``unknown_frames``.
+each side would also receive the frames it sent itself; :func:`rospy_control.bus.echo.drop_own_echoes`
+drops them, undecoded, on every bus the driver and the simulator open.
 
 Readiness: a process that wants to talk to the simulator first sends :data:`PING_ID` frames (29-bit
 id, payload a nonce) until the simulated firmware answers on :data:`PONG_ID` with the same payload
@@ -32,6 +32,8 @@ from typing import Any, Dict, NamedTuple, Optional
 from urllib.parse import urlparse
 
 import can
+
+from rospy_control.bus.echo import drop_own_echoes
 
 __all__ = ["SIM_INTERFACE", "PING_ID", "PONG_ID", "PORT_MIN", "PORT_MAX", "SimBusAddress",
            "sim_bus_address", "default_bus_key", "wait_for_simulator"]
@@ -126,8 +128,8 @@ def enlarge_receive_buffer(bus: Optional[can.BusABC], size: int = RECEIVE_BUFFER
 def open_sim_bus(address: SimBusAddress) -> can.BusABC:
     """A python-can bus on ``address`` (raises what python-can raises)."""
     # can.Bus is declared as an abstract BusABC subclass; its __new__ returns the interface's bus
-    return can.Bus(interface=SIM_INTERFACE, channel=address.group,  # type: ignore[abstract]
-                   receive_own_messages=False, **address.bus_kwargs())
+    return drop_own_echoes(can.Bus(interface=SIM_INTERFACE, channel=address.group,  # type: ignore[abstract]
+                                   receive_own_messages=False, **address.bus_kwargs()))
 
 
 def wait_for_simulator(address: SimBusAddress, timeout: float, interval: float = 0.05,

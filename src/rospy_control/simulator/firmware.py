@@ -14,7 +14,7 @@ import can
 from rospy_control.exceptions import ConfigError
 from rospy_control.log import get_logger
 from rospy_control.simulator.base import FAULTS, SimulationSettings, SimUnit
-from rospy_control.simulator.bus import PING_ID, PONG_ID, enlarge_receive_buffer
+from rospy_control.simulator.bus import PING_ID, PONG_ID, drop_own_echoes, enlarge_receive_buffer
 from rospy_control.simulator.liveness import GAP as LAG_GAP, Liveness
 from rospy_control.simulator.motor import CommandStats, SimulatedMotor
 from rospy_control.simulator.mismatch import as_built, silent
@@ -288,8 +288,8 @@ class SimulatedFirmware:
         if self.settings.seed is not None:
             random.seed(self.settings.seed)
         # can.Bus is declared as an abstract BusABC subclass; its __new__ returns the interface's bus
-        self._bus = can.Bus(interface=interface, channel=channel,  # type: ignore[abstract]
-                            receive_own_messages=False, **bus_kwargs)
+        self._bus = drop_own_echoes(can.Bus(interface=interface, channel=channel,  # type: ignore[abstract]
+                                            receive_own_messages=False, **bus_kwargs))
         enlarge_receive_buffer(self._bus)  # a stalled simulator process loses no command frame
         self._running = True
         self._thread = threading.Thread(target=self._run, name=f"rospy_control.sim.{self.name}", daemon=True)
