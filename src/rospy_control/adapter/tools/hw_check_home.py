@@ -22,11 +22,10 @@ import sys
 import time
 from typing import Callable, List, Optional, TextIO
 
-from rospy_control.adapter.tools.hw_check_zero import _ask, _reading, foreign_commands
-from rospy_control.devices import ActuatorUnit
-from rospy_control.exceptions import CommunicationError, ConfigError, HardwareError
+from rospy_control.adapter.tools.hw_check_zero import _ask, _reading, run_started
+from rospy_control.devices import ActuatorUnit, HomingState
+from rospy_control.exceptions import HardwareError
 from rospy_control.middleware.middleware import Middleware
-from rospy_control.simulator import SimulatedRobot
 
 __all__ = ["main"]
 
@@ -47,42 +46,30 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[], str]] = None) -> int:
     args = _parser().parse_args(argv)
-    answer = answer or sys.stdin.readline
+    ask = answer or sys.stdin.readline
     simulate = True if args.sim else (False if args.hardware else None)
-    try:
-        mw = Middleware.from_xml(args.config)
-        robot = SimulatedRobot(mw.config, simulate=simulate)
-    except ConfigError as err:
-        sys.stderr.write(f"hw_check home: configuration error: {err}\n")
-        return 1
-    can: List[ActuatorUnit] = [u for u in mw.units() if isinstance(u, ActuatorUnit) and u.CAPABILITIES.home]
-    try:
-        picked = [mw.unit(n) for n in args.units] if args.units else list(can)
-    except HardwareError as err:
-        sys.stderr.write(f"hw_check home: {err}\n")
-        return 1
-    cannot = [u for u in picked if u not in can]
-    units = [u for u in can if u in picked]
-    if cannot or not units:
-        names = ", ".join(f"'{u.name}' ({getattr(u, 'PROTOCOL', type(u).__name__)})" for u in cannot)
-        what = names + " cannot home" if names else "no unit can home"
-        sys.stderr.write(f"hw_check home: {what}: only a CiA 402 drive with <homing method=...> in the "
-                         "hardware XML does (docs/commissioning.md); those that can here: "
-                         f"{', '.join(u.name for u in can) or 'none'}\n")
-        return 1
-    status = 0
-    try:
-        simulated = list(robot.simulators())
-        foreign = foreign_commands(mw, simulated)
-        if foreign:
-            sys.stderr.write("hw_check home: refused: another host is commanding these devices ("
-                             + ", ".join(f"channel '{c}' id 0x{i:X}" for c, i in sorted(set(foreign)))
-                             + "); stop it first\n")
+    units: List[ActuatorUnit] = []
+
+    def prepare(mw: Middleware) -> Optional[int]:
+        can = [u for u in mw.units() if isinstance(u, ActuatorUnit) and u.CAPABILITIES.home]
+        try:
+            picked = [mw.unit(n) for n in args.units] if args.units else list(can)
+        except HardwareError as err:
+            sys.stderr.write(f"hw_check home: {err}\n")
             return 1
-        if simulated:
-            mw.set_buses(robot.buses())
-        mw.set_watchdog_mode("none")
-        mw.start(enable_motors=True)
+        cannot = [u for u in picked if u not in can]
+        units.extend(u for u in can if u in picked)
+        if cannot or not units:
+            names = ", ".join(f"'{u.name}' ({getattr(u, 'PROTOCOL', type(u).__name__)})" for u in cannot)
+            what = names + " cannot home" if names else "no unit can home"
+            sys.stderr.write(f"hw_check home: {what}: only a CiA 402 drive with <homing method=...> in the "
+                             "hardware XML does (docs/commissioning.md); those that can here: "
+                             f"{', '.join(u.name for u in can) or 'none'}\n")
+            return 1
+        return None
+
+    def body(mw: Middleware) -> int:
+        status = 0
         for unit in units:
             before = _reading(mw, unit, args.timeout)
             if before is None:
@@ -93,18 +80,11 @@ def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[]
             out.write(f"'{unit.name}' reads {before:.4f} rad; homing method {h.method}, offset {h.offset:g} "
                       f"rad, speeds {h.switch_speed:g} / {h.zero_speed:g} rad/s, timeout {h.timeout:g} s\n")
             if not args.yes and not _ask(f"home '{unit.name}'? The drive moves the joint by its method",
-                                         out, answer):
+                                         out, ask):
                 out.write("nothing sent\n")
                 return 1
-            number = unit.request_home()
-            end = time.monotonic() + h.timeout + 5.0
-            state = unit.homing_state()
-            while time.monotonic() < end:
-                state = unit.homing_state()
-                if state.number == number and not state.active:
-                    break
-                time.sleep(0.02)
-            if state.active or state.number != number:
+            state = _home(unit, h.timeout + 5.0)
+            if state is None:
                 out.write(f"'{unit.name}': no outcome within {h.timeout + 5.0:g} s\n")
                 status = 3
                 continue
@@ -113,12 +93,18 @@ def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[]
             out.write(f"'{unit.name}': {state.message}; now reads {after:.4f} rad\n")
             if not state.ok:
                 status = 3
-    except CommunicationError as err:
-        sys.stderr.write(f"hw_check home: communication error: {err}\n")
-        status = 2
-    except KeyboardInterrupt:
-        status = 130
-    finally:
-        mw.shutdown()
-        robot.stop()
-    return status
+        return status
+
+    return run_started("hw_check home", args.config, simulate, prepare, body)
+
+
+def _home(unit: ActuatorUnit, timeout: float) -> Optional[HomingState]:
+    """Start the unit's homing and wait for its outcome (None: none within ``timeout``)."""
+    number = unit.request_home()
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        state = unit.homing_state()
+        if state.number == number and not state.active:
+            return state
+        time.sleep(0.02)
+    return None

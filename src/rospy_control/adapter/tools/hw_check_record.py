@@ -26,11 +26,10 @@ import sys
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, TextIO, Tuple
 
-from rospy_control.adapter.tools.hw_check_zero import _ask, _reading, foreign_commands
+from rospy_control.adapter.tools.hw_check_zero import _ask, _reading, run_started
 from rospy_control.devices import ActuatorUnit, ControlMode
-from rospy_control.exceptions import CommunicationError, ConfigError, HardwareError
+from rospy_control.exceptions import HardwareError
 from rospy_control.middleware.middleware import Middleware
-from rospy_control.simulator import SimulatedRobot
 
 __all__ = ["main", "StepResponse", "step_response"]
 
@@ -95,46 +94,34 @@ def _num(value: Optional[float]) -> str:
 
 def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[], str]] = None) -> int:
     args = _parser().parse_args(argv)
-    answer = answer or sys.stdin.readline
+    ask = answer or sys.stdin.readline
     if not (math.isfinite(args.duration) and args.duration > 0):
         sys.stderr.write(f"hw_check record: --duration {args.duration} is not a positive number of seconds\n")
         return 1
     simulate = True if args.sim else (False if args.hardware else None)
-    try:
-        mw = Middleware.from_xml(args.config)
-        robot = SimulatedRobot(mw.config, simulate=simulate)
-    except ConfigError as err:
-        sys.stderr.write(f"hw_check record: configuration error: {err}\n")
-        return 1
-    actuators = [u for u in mw.units() if isinstance(u, ActuatorUnit)]
-    step_unit: Optional[ActuatorUnit] = None
-    step = 0.0
-    if args.step:
+    actuators: List[ActuatorUnit] = []
+    stepping: List[Tuple[ActuatorUnit, float]] = []
+
+    def prepare(mw: Middleware) -> Optional[int]:
+        actuators.extend(u for u in mw.units() if isinstance(u, ActuatorUnit))
+        if not args.step:
+            return None
+        what = f"hw_check record: --step {' '.join(args.step)}"
         try:
             found = mw.unit(args.step[0])
             step = float(args.step[1])
         except (HardwareError, ValueError) as err:
-            sys.stderr.write(f"hw_check record: --step {' '.join(args.step)}: {err}\n")
+            sys.stderr.write(f"{what}: {err}\n")
             return 1
         if not isinstance(found, ActuatorUnit) or ControlMode.POSITION not in found.CAPABILITIES.modes \
                 or not math.isfinite(step) or step == 0.0:
-            sys.stderr.write(f"hw_check record: --step {' '.join(args.step)}: needs an actuator with a "
-                             "position command and a non-zero step in rad\n")
+            sys.stderr.write(f"{what}: needs an actuator with a position command and a non-zero step in "
+                             "rad\n")
             return 1
-        step_unit = found
-    status = 0
-    try:
-        simulated = list(robot.simulators())
-        foreign = foreign_commands(mw, simulated)
-        if foreign:
-            sys.stderr.write("hw_check record: refused: another host is commanding these devices ("
-                             + ", ".join(f"channel '{c}' id 0x{i:X}" for c, i in sorted(set(foreign)))
-                             + "); stop it first\n")
-            return 1
-        if simulated:
-            mw.set_buses(robot.buses())
-        mw.set_watchdog_mode("none")
-        mw.start(enable_motors=True)
+        stepping.append((found, step))
+        return None
+
+    def body(mw: Middleware) -> int:
         holds: Dict[str, float] = {}
         for u in actuators:
             p = _reading(mw, u, args.timeout)
@@ -145,11 +132,12 @@ def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[]
             holds[u.name] = p
             if ControlMode.POSITION in u.CAPABILITIES.modes:
                 u.set_command(ControlMode.POSITION, p)
+        step_unit, step = stepping[0] if stepping else (None, 0.0)
         if step_unit is not None:
             start = holds[step_unit.name]
             question = (f"step '{step_unit.name}' from {start:.4f} to {start + step:.4f} rad during the "
                         "recording?")
-            if not args.yes and not _ask(question, out, answer):
+            if not args.yes and not _ask(question, out, ask):
                 out.write("nothing recorded\n")
                 return 1
         rows, t_step = _record(mw, actuators, holds, args.duration, step_unit, step)
@@ -161,15 +149,9 @@ def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[]
             response = _report_step(out, step_unit, actuators, rows, t_step, holds[step_unit.name], step)
         if args.plot:
             _plot(args.plot, actuators, rows, step_unit, t_step, response, out)
-    except CommunicationError as err:
-        sys.stderr.write(f"hw_check record: communication error: {err}\n")
-        status = 2
-    except KeyboardInterrupt:
-        status = 130
-    finally:
-        mw.shutdown()
-        robot.stop()
-    return status
+        return 0
+
+    return run_started("hw_check record", args.config, simulate, prepare, body)
 
 
 Row = Tuple[float, List[Tuple[float, ...]]]

@@ -77,6 +77,46 @@ def foreign_commands(mw: Middleware, simulated: List[str], seconds: float = LIST
     return seen
 
 
+def run_started(prog: str, config: str, simulate: Optional[bool],
+                prepare: Callable[[Middleware], Optional[int]], body: Callable[[Middleware], int]) -> int:
+    """What ``zero``, ``home`` and ``record`` share: the hardware XML's middleware (and the simulated
+    devices where channels are simulated), ``prepare(mw)`` (checks the arguments against it; an exit
+    status stops there, nothing sent), the refusal while another host commands the devices, then the
+    middleware started with the motors enabled and the watchdog off, ``body(mw)``'s exit status, and
+    everything shut down.  Exit 1 configuration error or refused, 2 communication error, 130
+    interrupted."""
+    try:
+        mw = Middleware.from_xml(config)
+        robot = SimulatedRobot(mw.config, simulate=simulate)
+    except ConfigError as err:
+        sys.stderr.write(f"{prog}: configuration error: {err}\n")
+        return 1
+    status = prepare(mw)
+    if status is not None:
+        return status
+    try:
+        simulated = list(robot.simulators())
+        foreign = foreign_commands(mw, simulated)
+        if foreign:
+            sys.stderr.write(f"{prog}: refused: another host is commanding these devices ("
+                             + ", ".join(f"channel '{c}' id 0x{i:X}" for c, i in sorted(set(foreign)))
+                             + "); stop it first\n")
+            return 1
+        if simulated:
+            mw.set_buses(robot.buses())
+        mw.set_watchdog_mode("none")
+        mw.start(enable_motors=True)
+        return body(mw)
+    except CommunicationError as err:
+        sys.stderr.write(f"{prog}: communication error: {err}\n")
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        mw.shutdown()
+        robot.stop()
+
+
 def _ask(question: str, out: TextIO, answer: Callable[[], str]) -> bool:
     out.write(question + " [y/N] ")
     out.flush()
@@ -85,70 +125,56 @@ def _ask(question: str, out: TextIO, answer: Callable[[], str]) -> bool:
 
 def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[], str]] = None) -> int:
     args = _parser().parse_args(argv)
-    answer = answer or sys.stdin.readline
+    ask = answer or sys.stdin.readline
     simulate = True if args.sim else (False if args.hardware else None)
-    try:
-        mw = Middleware.from_xml(args.config)
-        robot = SimulatedRobot(mw.config, simulate=simulate)
-    except ConfigError as err:
-        sys.stderr.write(f"hw_check zero: configuration error: {err}\n")
-        return 1
-    try:
-        unit = mw.unit(args.unit)
-    except HardwareError as err:
-        sys.stderr.write(f"hw_check zero: {err}\n")
-        return 1
-    if not isinstance(unit, ActuatorUnit):
-        sys.stderr.write(f"hw_check zero: '{args.unit}' is a {type(unit).__name__}, not an actuator\n")
-        return 1
-    protocol = getattr(unit, "PROTOCOL", type(unit).__name__)
-    if args.save:
-        sys.stderr.write(f"hw_check zero: --save refused: {protocol} documents no command that stores a zero "
-                         "set this way in flash; nothing was sent\n")
-        return 1
-    status = 0
-    try:
-        simulated = list(robot.simulators())
-        foreign = foreign_commands(mw, simulated)
-        if foreign:
-            sys.stderr.write("hw_check zero: refused: another host is commanding these devices ("
-                             + ", ".join(f"channel '{c}' id 0x{i:X}" for c, i in sorted(set(foreign)))
-                             + "); stop it first\n")
+    found: List[ActuatorUnit] = []
+
+    def prepare(mw: Middleware) -> Optional[int]:
+        try:
+            unit = mw.unit(args.unit)
+        except HardwareError as err:
+            sys.stderr.write(f"hw_check zero: {err}\n")
             return 1
-        if simulated:
-            mw.set_buses(robot.buses())
-        device_zero = unit.CAPABILITIES.set_zero
-        mw.set_watchdog_mode("none")
-        mw.start(enable_motors=True)
+        if not isinstance(unit, ActuatorUnit):
+            sys.stderr.write(f"hw_check zero: '{args.unit}' is a {type(unit).__name__}, not an actuator\n")
+            return 1
+        if args.save:
+            sys.stderr.write(f"hw_check zero: --save refused: {_protocol(unit)} documents no command that "
+                             "stores a zero set this way in flash; nothing was sent\n")
+            return 1
+        found.append(unit)
+        return None
+
+    def body(mw: Middleware) -> int:
+        unit = found[0]
+        protocol = _protocol(unit)
         before = _reading(mw, unit, args.timeout)
         if before is None:
             sys.stderr.write(f"hw_check zero: '{unit.name}' did not report its position within "
                              f"{args.timeout:g} s: {mw.faults().get(unit.name, 'no reply')}\n")
             return 3
         out.write(f"'{unit.name}' ({protocol}) reads {before:.6f} rad\n")
-        if not device_zero:
+        if not unit.CAPABILITIES.set_zero:
             offset = unit.zero_offset + unit.direction * before
             out.write(f"{protocol} has no set-zero command in its maker's document: the zero stays in the "
                       f"hardware XML. For this position to be joint zero, set zero_offset=\"{offset:.6f}\" "
                       f"on <unit name=\"{unit.name}\"> ({unit.where}); nothing was sent\n")
             return 0
         if not args.yes and not _ask(f"make this position the zero of '{unit.name}' (the device's own "
-                                     "zero, until it is switched off)?", out, answer):
+                                     "zero, until it is switched off)?", out, ask):
             out.write("nothing sent\n")
             return 1
         unit.request_zero()
         after = _settled(mw, unit, before, args.timeout)
         out.write(f"set zero sent; '{unit.name}' now reads {after:.6f} rad (the device's zero, plus "
                   f"zero_offset {unit.zero_offset:g} of the XML)\n")
-    except CommunicationError as err:
-        sys.stderr.write(f"hw_check zero: communication error: {err}\n")
-        status = 2
-    except KeyboardInterrupt:
-        status = 130
-    finally:
-        mw.shutdown()
-        robot.stop()
-    return status
+        return 0
+
+    return run_started("hw_check zero", args.config, simulate, prepare, body)
+
+
+def _protocol(unit: ActuatorUnit) -> str:
+    return str(getattr(unit, "PROTOCOL", type(unit).__name__))
 
 
 def _reading(mw: Middleware, unit: ActuatorUnit, timeout: float) -> Optional[float]:
