@@ -22,7 +22,7 @@ import sys
 import time
 from typing import Callable, List, Optional, TextIO
 
-from rospy_control.adapter.tools.hw_check_zero import _ask, _reading, run_started
+from rospy_control.adapter.tools.hw_check_zero import _ask, _reading, run_started, sim_arguments, simulate_of
 from rospy_control.devices import ActuatorUnit, HomingState
 from rospy_control.exceptions import HardwareError
 from rospy_control.middleware.middleware import Middleware
@@ -35,10 +35,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("config", help="hardware XML file")
     p.add_argument("units", nargs="*", help="the units to home (default: every unit with <homing>)")
     p.add_argument("--yes", action="store_true", help="do not ask before moving the joints")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--sim", action="store_true", help="against the simulated devices")
-    mode.add_argument("--hardware", action="store_true",
-                      help="use the real interfaces even where the XML enables <simulation>")
+    sim_arguments(p)
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds to wait for the units to come up (default 10)")
     return p
@@ -47,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[], str]] = None) -> int:
     args = _parser().parse_args(argv)
     ask = answer or sys.stdin.readline
-    simulate = True if args.sim else (False if args.hardware else None)
+    simulate = simulate_of(args)
     units: List[ActuatorUnit] = []
 
     def prepare(mw: Middleware) -> Optional[int]:

@@ -26,7 +26,7 @@ import sys
 import time
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, TextIO, Tuple
 
-from rospy_control.adapter.tools.hw_check_zero import _ask, _reading, run_started
+from rospy_control.adapter.tools.hw_check_zero import _ask, _reading, run_started, sim_arguments, simulate_of
 from rospy_control.devices import ActuatorUnit, ControlMode
 from rospy_control.exceptions import HardwareError
 from rospy_control.middleware.middleware import Middleware
@@ -79,10 +79,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", help="also draw the recording into this PNG file (needs matplotlib)")
     p.add_argument("--step", nargs=2, metavar=("UNIT", "RAD"), help="step UNIT's position command by RAD")
     p.add_argument("--yes", action="store_true", help="do not ask before the step")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--sim", action="store_true", help="against the simulated devices")
-    mode.add_argument("--hardware", action="store_true",
-                      help="use the real interfaces even where the XML enables <simulation>")
+    sim_arguments(p)
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds to wait for the units to come up (default 10)")
     return p
@@ -98,7 +95,7 @@ def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[]
     if not (math.isfinite(args.duration) and args.duration > 0):
         sys.stderr.write(f"hw_check record: --duration {args.duration} is not a positive number of seconds\n")
         return 1
-    simulate = True if args.sim else (False if args.hardware else None)
+    simulate = simulate_of(args)
     actuators: List[ActuatorUnit] = []
     stepping: List[Tuple[ActuatorUnit, float]] = []
 

@@ -47,7 +47,7 @@ from typing import Dict, List, Optional, Sequence, TextIO, Tuple
 
 import can
 
-from rospy_control.adapter.tools.hw_check_zero import command_ids
+from rospy_control.adapter.tools.hw_check_zero import command_ids, sim_arguments, simulate_of
 from rospy_control.bus.adapter import open_bus
 from rospy_control.devices.cia402.probe import Cia402Scanner
 from rospy_control.devices.cubemars.probe import CubeMarsScanner
@@ -72,10 +72,7 @@ REPLY_WINDOW = 0.05
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hw_check scan", description=__doc__.split("\n\n")[0])
     p.add_argument("config", help="hardware XML file")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--sim", action="store_true", help="against the simulated devices")
-    mode.add_argument("--hardware", action="store_true",
-                      help="use the real interfaces even where the XML enables <simulation>")
+    sim_arguments(p)
     p.add_argument("--listen", type=float, default=LISTEN,
                    help=f"seconds to listen before probing (default {LISTEN:g}; longer if a cyclic "
                         "message of the XML is slower)")
@@ -206,7 +203,7 @@ def scan_channel(scan: ChannelScan, listen: float, reply_window: float, out: Tex
 
 def main(argv: List[str], out: TextIO = sys.stdout) -> int:
     args = _parser().parse_args(argv)
-    simulate = True if args.sim else (False if args.hardware else None)
+    simulate = simulate_of(args)
     try:
         mw = Middleware.from_xml(args.config)
         robot = SimulatedRobot(mw.config, simulate=simulate)

@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, TextIO
 
 import can
 
-from rospy_control.adapter.tools.hw_check_zero import foreign_commands
+from rospy_control.adapter.tools.hw_check_zero import foreign_commands, sim_arguments, simulate_of
 from rospy_control.bus.adapter import open_bus
 from rospy_control.devices.parameters import Exchange, ParameterAccess, ParameterError, Refused, access_for
 from rospy_control.exceptions import CommunicationError, ConfigError, HardwareError
@@ -34,10 +34,7 @@ class NoAnswer(Exception):
 
 def common_arguments(p: argparse.ArgumentParser) -> None:
     """``--sim`` / ``--hardware``, ``--yes`` and ``--timeout``."""
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--sim", action="store_true", help="against the simulated devices")
-    mode.add_argument("--hardware", action="store_true",
-                      help="use the real interfaces even where the XML enables <simulation>")
+    sim_arguments(p)
     p.add_argument("--yes", action="store_true", help="do not ask before writing flash or changing an id")
     p.add_argument("--timeout", type=float, default=0.5,
                    help="seconds to wait for each answer of a device (default 0.5)")
@@ -137,7 +134,7 @@ def open_session(prog: str, args: argparse.Namespace) -> Session:
 
     :raises ConfigError: the XML is invalid.
     """
-    simulate = True if args.sim else (False if args.hardware else None)
+    simulate = simulate_of(args)
     mw = Middleware.from_xml(args.config)
     robot = SimulatedRobot(mw.config, simulate=simulate)
     return Session(prog, mw, robot, args.timeout)

@@ -43,10 +43,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("unit", help="the unit whose current position becomes its zero")
     p.add_argument("--save", action="store_true", help="also store the zero in the device's flash")
     p.add_argument("--yes", action="store_true", help="do not ask before acting")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--sim", action="store_true", help="against the simulated devices")
-    mode.add_argument("--hardware", action="store_true",
-                      help="use the real interfaces even where the XML enables <simulation>")
+    sim_arguments(p)
     p.add_argument("--timeout", type=float, default=3.0, help="seconds to wait for the unit (default 3)")
     return p
 
@@ -55,6 +52,19 @@ def command_ids(ch) -> set:
     """The command ids of the units of channel ``ch``: a frame to one from another host means that
     host is driving these devices."""
     return {i for u in ch.units for i in u.request_ids()}
+
+
+def sim_arguments(p: argparse.ArgumentParser) -> None:
+    """``--sim`` / ``--hardware``, as every subcommand has them."""
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--sim", action="store_true", help="against the simulated devices")
+    mode.add_argument("--hardware", action="store_true",
+                      help="use the real interfaces even where the XML enables <simulation>")
+
+
+def simulate_of(args: argparse.Namespace) -> Optional[bool]:
+    """What ``--sim`` / ``--hardware`` ask of the XML's ``<simulation>``: True, False or None (as it says)."""
+    return True if args.sim else (False if args.hardware else None)
 
 
 def foreign_commands(mw: Middleware, simulated: List[str], seconds: float = LISTEN) -> List[Tuple[str, int]]:
@@ -126,7 +136,7 @@ def _ask(question: str, out: TextIO, answer: Callable[[], str]) -> bool:
 def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[], str]] = None) -> int:
     args = _parser().parse_args(argv)
     ask = answer or sys.stdin.readline
-    simulate = True if args.sim else (False if args.hardware else None)
+    simulate = simulate_of(args)
     found: List[ActuatorUnit] = []
 
     def prepare(mw: Middleware) -> Optional[int]:
