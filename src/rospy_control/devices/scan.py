@@ -18,11 +18,11 @@ Nothing here does I/O: ``hw_check scan`` sends and receives.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple
 
 import can
 
-__all__ = ["Probe", "Sighting", "Expected", "Finding", "Scanner", "compare", "frame_time", "is_a"]
+__all__ = ["Probe", "Sighting", "Expected", "Finding", "Scanner", "compare", "frame_time", "is_a", "by_ident"]
 
 
 class Probe(NamedTuple):
@@ -118,6 +118,14 @@ class Scanner:
                 detail = ", ".join(extra) or old.detail
                 out[s.ident] = old._replace(detail=detail, problem=old.problem or s.problem)
         return [out[k] for k in sorted(out)]
+
+
+def by_ident(seen: List[Sighting]) -> List[Tuple[int, List[Sighting]]]:
+    """The sightings grouped by the id they came from, in id order (a probe's ``review``)."""
+    groups: Dict[int, List[Sighting]] = {}
+    for s in seen:
+        groups.setdefault(s.ident, []).append(s)
+    return sorted(groups.items())
 
 
 def is_a(unit, kind: str) -> bool:

@@ -14,13 +14,13 @@ whose type 0x1000 names another profile than 402 is not a drive.
 from __future__ import annotations
 
 import struct
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 import can
 
 from rospy_control.devices.cia402 import nmt as co
 from rospy_control.devices.cia402 import sdo
-from rospy_control.devices.scan import Expected, Probe, Scanner, Sighting, is_a
+from rospy_control.devices.scan import Expected, Probe, Scanner, Sighting, by_ident, is_a
 
 __all__ = ["Cia402Scanner", "PROTOCOL", "upload_probe"]
 
@@ -91,12 +91,8 @@ class Cia402Scanner(Scanner):
         return Sighting(PROTOCOL, node, f"device type 0x{value:08X}", problem, how="sdo")
 
     def review(self, seen: List[Sighting]) -> List[Sighting]:
-        by_node: Dict[int, List[Sighting]] = {}
-        for s in seen:
-            by_node.setdefault(s.ident, []).append(s)
         out = []
-        for node in sorted(by_node):
-            got = by_node[node]
+        for node, got in by_ident(seen):
             states = [int(s.how[4:]) for s in got if s.how.startswith("nmt:")]
             state = states[-1] if states else -1
             answered = any(s.how == "sdo" for s in got)

@@ -14,12 +14,12 @@ encoder message switched off (ros_odrive's "no data" reports).
 """
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import List, Optional
 
 import can
 
 from rospy_control.devices.odrive import codec as od
-from rospy_control.devices.scan import Expected, Probe, Scanner, Sighting, is_a
+from rospy_control.devices.scan import Expected, Probe, Scanner, Sighting, by_ident, is_a
 
 __all__ = ["OdriveScanner", "PROTOCOL", "probe_frames"]
 
@@ -76,12 +76,8 @@ class OdriveScanner(Scanner):
         return None
 
     def review(self, seen: List[Sighting]) -> List[Sighting]:
-        by_node: Dict[int, List[Sighting]] = {}
-        for s in seen:
-            by_node.setdefault(s.ident, []).append(s)
         out = []
-        for node in sorted(by_node):
-            got = by_node[node]
+        for node, got in by_ident(seen):
             hows = {s.how for s in got}
             detail = ", ".join(s.detail for s in got if s.detail and s.how == "version")
             beat = next((s.detail for s in got if s.how == "heartbeat"), "")
