@@ -213,7 +213,8 @@ def _axis_from_dict(src: str, d: Dict[str, Any], i: int) -> AxisConfig:
     return AxisConfig(**kw)
 
 
-_HOMING_KEYS = {"switch", "search_speed", "backoff_speed", "position", "max_travel", "max_backoff", "at_start"}
+_HOMING_KEYS = {"switch", "search_speed", "backoff_speed", "position", "max_travel", "max_backoff",
+                "at_start"}
 
 
 def _homing_from_dict(src: str, where: str, d: Dict[str, Any]) -> HomingConfig:

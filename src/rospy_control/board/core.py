@@ -293,7 +293,7 @@ class BoardCore:
             raise Nack(FAULTED, f"board {self.config.name!r} holds fault {self.fault[0]} ({self.fault[1]}); "
                        "reset faults first")
         if self.homing is not None:
-            raise Nack(HOMING_ACTIVE, f"board {self.config.name!r} is homing; goals are refused until it ends")
+            raise Nack(HOMING_ACTIVE, f"board {self.config.name!r} is homing; goals wait until it ends")
 
     def home(self, axes: Sequence[str], now: float) -> None:
         """Begin homing ``axes`` (empty: every axis with a homing switch); Nack on refusal

@@ -227,4 +227,3 @@ def watch_switches(core: "BoardCore", now: float) -> None:
                 core.raise_fault(LIMIT_SWITCH, f"axis {ax.name!r}: {side} limit switch closed at {p:.4g} "
                                  f"{ax.unit}; ramped to a stop", now, ax.name)
                 return
-

@@ -169,8 +169,8 @@ class BoardRobotHW(RobotHW):
 
     def homing_at_start(self) -> List[str]:
         can = self.homeable_units()
-        assert self.desc is not None or not can
-        return [a.name for a in self.desc.axes if a.name in can and a.homing.at_start] if can else []
+        axes = self.desc.axes if self.desc is not None else ()
+        return [a.name for a in axes if a.name in can and a.homing is not None and a.homing.at_start]
 
     def homing_units(self) -> List[str]:
         return list(self._homing)
@@ -190,8 +190,8 @@ class BoardRobotHW(RobotHW):
             return {u: (False, f"cannot home '{u}': {why}") for u in units}
         assert self.desc is not None
         if timeout is None:
-            timeout = 5.0 + sum(board_config(self.desc).axes[i].homing.longest  # type: ignore[union-attr]
-                                for i, a in enumerate(self.desc.axes) if a.name in units)
+            timeout = 5.0 + sum(a.homing.longest for a in board_config(self.desc).axes
+                                if a.name in units and a.homing is not None)
         self._homing = list(units)
         try:
             results = self.device.home(list(units), timeout)

@@ -22,7 +22,8 @@ either ``steps_per_rad`` (given directly, at the joint) or ``motor_steps_per_rev
 ``reduction`` is the transmission between motor and joint (a simple reduction, as ros_control's
 ``SimpleTransmission``), ``direction`` (1 or -1) which way the motor turns for a positive joint
 motion.  An optional ``<homing>`` child configures the axis's homing against a limit switch
-(:class:`BoardHoming`; the board runs it on the protocol's Home request).  Every error names file:line, element, attribute and value.
+(:class:`BoardHoming`; the board runs it on the protocol's Home request).  Every error names
+file:line, element, attribute and value.
 
 The downlink client takes the :class:`BoardDescription`; ``rospy_control.downlink.hardware_xml.board_config``
 turns it into the configuration the board program runs (``trajectory_board --hardware-config FILE``), so

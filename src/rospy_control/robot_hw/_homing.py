@@ -26,7 +26,6 @@ __all__ = ["HomingTracker", "HOMING"]
 logger = get_logger(__name__)
 
 
-
 class HomingTracker:
     """The homings of ``rec``'s actuators (see the module docstring).
 

@@ -16,7 +16,7 @@ from rospy_control.downlink.hardware_xml import board_config, parse_board_xml
 from rospy_control.exceptions import ConfigError
 from rospy_control.testing import InMemoryActionClient
 
-from test_board_robot_hw import JOINTS, XML, goal, make_rig, positions
+from test_board_robot_hw import XML, goal, make_rig, positions
 
 START_ERROR = 0.05      # rad: where the simulated axes stand at start, off their zero
 
@@ -58,8 +58,8 @@ def test_the_homing_xml_is_read_with_its_switches(homing_xml):
 @pytest.mark.parametrize("homing, expected", [
     ('<homing search_speed="1"/>', "required attribute 'switch' is missing"),
     ('<homing switch="left"/>', "attribute 'switch'='left': expected min or max"),
-    ('<homing switch="min" search_speed="50"/>', "attribute 'search_speed'='50': expected a number > 0 and at "
-                                                  "most the axis's velocity limit 2 rad/s"),
+    ('<homing switch="min" search_speed="50"/>',
+     "attribute 'search_speed'='50': expected a number > 0 and at most the axis's velocity limit 2 rad/s"),
     ('<homing switch="min" position="7"/>', "attribute 'position'='7': expected a position within [-3, 3]"),
     ('<homing switch="min" max_travel="0"/>', "attribute 'max_travel'='0'"),
     ('<homing switch="min" speed="1"/>', "unknown attribute 'speed'='1'"),
@@ -129,7 +129,8 @@ def test_a_switch_not_found_is_reported_naming_the_axis(homing_xml):
         assert rig.run_until(lambda: not hw.faulted_joints(), 10.0)
         result = hw.home(["joint_1", "joint_2"])
         ok, message = result["joint_1"]
-        assert not ok and message.startswith("HOME_SWITCH_NOT_FOUND: board 'stepper_arm_board', axis 'joint_1'")
+        assert not ok and message.startswith(
+            "HOME_SWITCH_NOT_FOUND: board 'stepper_arm_board', axis 'joint_1'"), message
         assert "did not close within max_travel 1 rad" in message
         assert not result["joint_2"][0]         # never reached: the board stops at the first failure
     finally:

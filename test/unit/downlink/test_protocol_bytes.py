@@ -177,4 +177,5 @@ def test_homing_frames_byte_exact():
     axis.homeable = True
     # axes: field 4 (22 02) holding homeable, field 10 varint (50 01); features: field 11 (5a 04 "home")
     assert hello.SerializeToString() == bytes.fromhex("2202" "5001" "5a04") + b"home"
-    assert (pb.Code.Value("HOMING_ACTIVE"), pb.Code.Value("HOMING_ABORTED"), pb.State.Value("HOMING")) == (9, 30, 5)
+    assert (pb.Code.Value("HOMING_ACTIVE"), pb.Code.Value("HOMING_ABORTED"),
+            pb.State.Value("HOMING")) == (9, 30, 5)
