@@ -1,7 +1,8 @@
 """The driver's homing services (rospy glue over :class:`rospy_control.control_loop.homing.Homing`).
 
 * ``~home`` (``std_srvs/Trigger``): homes every unit that can (a CiA 402 drive with ``<homing>`` in
-  the hardware XML), one after the other in the XML's order; refused while a trajectory goal runs;
+  the hardware XML, a trajectory board's axis with ``<homing>``), one after the other in the XML's
+  order; refused while a trajectory goal runs;
   answers when every homing ended and the control loop holds the joints at their new zero;
 * ``~home/<unit>`` (``std_srvs/Trigger``): the same for one unit;
 * units whose ``<homing at_start="true">`` asks for it are homed once, in a thread, when the driver

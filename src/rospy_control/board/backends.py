@@ -42,6 +42,15 @@ class PulseBackend:
         """Encoder position (axis unit) at ``t`` where an encoder is configured, else None."""
         return None
 
+    def switch_closed(self, axis: int, side: str, t: float) -> Optional[bool]:
+        """Whether the axis's ``side`` ("min" or "max") limit switch is closed at board time ``t``; None
+        when the back-end has no such input."""
+        return None
+
+    def rebase(self, axis: int, delta_steps: int, t: float) -> None:
+        """The board set the axis's position (homing) at ``t``: its count moves by ``delta_steps`` with
+        no pulse.  Default: nothing (a back-end that counts nothing)."""
+
     def close(self) -> None:
         pass
 
@@ -49,12 +58,25 @@ class PulseBackend:
 class SimBackend(PulseBackend):
     """Records every pulse of the last ``keep_seconds`` (board time; older ones are counted only,
     so a simulated board running for hours stays small).  ``slip`` (steps per axis) makes the
-    simulated encoder disagree with the pulses."""
+    simulated encoder disagree with the pulses.
+
+    Limit switches: ``switches[axis]`` maps "min"/"max" to where that switch closes, in the axis unit
+    counted from where the axis stood at start (the pulses sent, whatever position the board set
+    since): the min switch is closed at and below its position, the max switch at and above.  By
+    default an axis with a homing switch configured gets that switch where the axis's home position
+    lies, with the axis standing ``start_error`` (unit) from its zero at start: the homing then moves
+    the axis's positions by ``-start_error``."""
 
     name = "sim"
 
-    def __init__(self, axes: Sequence[AxisConfig], keep_seconds: float = 300.0) -> None:
+    def __init__(self, axes: Sequence[AxisConfig], keep_seconds: float = 300.0,
+                 switches: Optional[Dict[int, Dict[str, float]]] = None, start_error: float = 0.0) -> None:
         super().__init__(axes)
+        if switches is None:
+            switches = {i: {a.homing.switch: a.homing.position - start_error}
+                        for i, a in enumerate(self.axes) if a.homing is not None}
+        self.switches = switches
+        self._rebases: List[List[Tuple[float, int]]] = [[] for _ in self.axes]
         self._lock = threading.Lock()
         self.keep_seconds = keep_seconds
         n = len(self.axes)
@@ -91,7 +113,26 @@ class SimBackend(PulseBackend):
             return np.concatenate([c[0] for c in chunks]), np.concatenate([c[1] for c in chunks])
 
     def steps_at(self, axis: int, t: float) -> Optional[int]:
-        """Pulse count at board time ``t``; None before the recorded window (not known any more)."""
+        """The board's count at board time ``t`` (pulses, and the positions it set); None before the
+        recorded window (not known any more)."""
+        raw = self.pulse_count_at(axis, t)
+        if raw is None:
+            return None
+        return raw + sum(d for tr, d in self._rebases[axis] if tr <= t)
+
+    def rebase(self, axis: int, delta_steps: int, t: float) -> None:
+        self._rebases[axis].append((t, int(delta_steps)))
+
+    def switch_closed(self, axis: int, side: str, t: float) -> Optional[bool]:
+        at = self.switches.get(axis, {}).get(side)
+        if at is None:
+            return None
+        a = self.axes[axis]
+        position = (self.pulse_count_at(axis, t) or 0) / (a.steps_per_unit * a.direction)
+        return position <= at if side == "min" else position >= at
+
+    def pulse_count_at(self, axis: int, t: float) -> Optional[int]:
+        """Pulse count (signed sum of the pulses) at board time ``t``; None before the recorded window."""
         with self._lock:
             chunks = self._chunks[axis]
             if not chunks:
@@ -247,6 +288,12 @@ class PigpioBackend(PulseBackend):  # pragma: no cover - needs a Raspberry Pi wi
 
     def steps_at(self, axis: int, t: float) -> Optional[int]:
         return None     # the core's commanded count stands for it (open loop)
+
+    def rebase(self, axis: int, delta_steps: int, t: float) -> None:
+        state = self._encoders.get(axis)
+        enc = self.axes[axis].encoder
+        if state is not None and enc is not None:       # the encoder counts from the new position too
+            state[0] += int(round(delta_steps * enc.counts_per_unit / self.axes[axis].steps_per_unit))
 
     def encoder_at(self, axis: int, t: float) -> Optional[float]:
         state = self._encoders.get(axis)

@@ -10,7 +10,9 @@ YAML::
          pins: {step: 17, dir: 27}, encoder: {counts_per_rad: 6366.2, pins: {a: 5, b: 6}}}
 
 XML: ``<board name=".." buffer_capacity=".."><axis name=".." steps_per_rad=".." .../></board>``
-with ``<pins step=".." dir=".."/>`` and ``<encoder counts_per_rad=".."/>`` children.
+with ``<pins step=".." dir=".."/>``, ``<encoder counts_per_rad=".."/>`` and ``<homing switch="min"
+search_speed=".." backoff_speed=".." position=".." max_travel=".."/>`` children (YAML: a ``homing``
+mapping with the same keys).
 """
 from __future__ import annotations
 
@@ -33,13 +35,39 @@ class EncoderConfig:
         self.max_following_error = max_following_error
 
 
+class HomingConfig:
+    """An axis's homing switch: ``switch`` "min" or "max" (which limit switch, so which way the search
+    goes), ``search_speed`` toward it, ``backoff_speed`` away from it until it opens, the ``position``
+    the axis takes where it opened, ``max_travel``, the longest search, and ``max_backoff``, the longest
+back-off."""
+
+    def __init__(self, switch: str = "min", search_speed: float = 0.2, backoff_speed: float = 0.02,
+                 position: float = 0.0, max_travel: float = 6.3, max_backoff: float = 0.2) -> None:
+        self.switch = switch
+        self.search_speed = search_speed
+        self.backoff_speed = backoff_speed
+        self.position = position
+        self.max_travel = max_travel
+        self.max_backoff = max_backoff
+
+    @property
+    def longest(self) -> float:
+        """s the homing of the axis may take at most (search and back-off at their speeds, and margin)."""
+        return self.max_travel / self.search_speed + self.max_backoff / self.backoff_speed + 2.0
+
+    @property
+    def sign(self) -> int:
+        """The direction of the search: -1 toward the min switch, +1 toward the max switch."""
+        return -1 if self.switch == "min" else 1
+
+
 class AxisConfig:
     def __init__(self, name: str, steps_per_unit: float = SEED_STEPS_PER_RAD, unit: str = "rad",
                  max_velocity: float = math.pi, max_acceleration: float = 10.0,
                  max_step_rate: float = 8000.0, min_position: float = 0.0, max_position: float = 0.0,
                  direction: int = 1, max_velocity_step: Optional[float] = None,
                  step_pin: Optional[int] = None, dir_pin: Optional[int] = None,
-                 encoder: Optional[EncoderConfig] = None) -> None:
+                 encoder: Optional[EncoderConfig] = None, homing: Optional[HomingConfig] = None) -> None:
         self.name = name
         self.steps_per_unit = steps_per_unit
         self.unit = unit
@@ -55,6 +83,7 @@ class AxisConfig:
         self.step_pin = step_pin
         self.dir_pin = dir_pin
         self.encoder = encoder
+        self.homing = homing
 
     @property
     def position_limited(self) -> bool:
@@ -95,12 +124,35 @@ class BoardConfig:
                                       f"number", src)
             if a.direction not in (1, -1):
                 raise ConfigError(f"axis {a.name!r}: direction = {a.direction!r}; expected 1 or -1", src)
+            if a.homing is not None:
+                _check_homing(a, src)
         for key in ("heartbeat_timeout", "feedback_rate"):
             value = getattr(self, key)
             if not (math.isfinite(value) and value > 0):
                 raise ConfigError(f"board: {key} = {value!r}; expected a finite positive number", src)
         if self.buffer_capacity < 2:
             raise ConfigError(f"board: buffer_capacity = {self.buffer_capacity!r}; expected at least 2", src)
+
+
+def _check_homing(a: AxisConfig, src: str) -> None:
+    h = a.homing
+    assert h is not None
+    if h.switch not in ("min", "max"):
+        raise ConfigError(f"axis {a.name!r}: homing.switch = {h.switch!r}; expected min or max", src)
+    for key in ("search_speed", "backoff_speed", "max_travel", "max_backoff"):
+        value = getattr(h, key)
+        if not (math.isfinite(value) and value > 0):
+            raise ConfigError(f"axis {a.name!r}: homing.{key} = {value!r}; expected a finite positive number",
+                              src)
+    for key in ("search_speed", "backoff_speed"):
+        value = getattr(h, key)
+        if value > a.velocity_limit:
+            raise ConfigError(f"axis {a.name!r}: homing.{key} = {value!r}; expected at most the axis's "
+                              f"velocity limit {a.velocity_limit:.4g} {a.unit}/s", src)
+    if not math.isfinite(h.position) or (a.position_limited and not a.min_position <= h.position
+                                         <= a.max_position):
+        raise ConfigError(f"axis {a.name!r}: homing.position = {h.position!r}; expected a position within "
+                          f"[{a.min_position:g}, {a.max_position:g}] (goals start from it)", src)
 
 
 def seed_config(n_axes: int = 6, **board: Any) -> BoardConfig:
@@ -110,7 +162,7 @@ def seed_config(n_axes: int = 6, **board: Any) -> BoardConfig:
 
 _AXIS_KEYS = {"name", "steps_per_rad", "steps_per_unit", "unit", "max_velocity", "max_acceleration",
               "max_step_rate", "min_position", "max_position", "direction", "max_velocity_step", "pins",
-              "encoder"}
+              "encoder", "homing"}
 _BOARD_KEYS = {"name", "buffer_capacity", "heartbeat_timeout", "feedback_rate", "start_tolerance",
                "max_frame_bytes"}
 
@@ -155,7 +207,26 @@ def _axis_from_dict(src: str, d: Dict[str, Any], i: int) -> AxisConfig:
             _num(src, where, "encoder.pins.a", epins["a"], int) if "a" in epins else None,
             _num(src, where, "encoder.pins.b", epins["b"], int) if "b" in epins else None,
             _num(src, where, "encoder.max_following_error", enc.get("max_following_error", 0.05)))
+    hom = d.get("homing")
+    if hom:
+        kw["homing"] = _homing_from_dict(src, where, hom)
     return AxisConfig(**kw)
+
+
+_HOMING_KEYS = {"switch", "search_speed", "backoff_speed", "position", "max_travel", "max_backoff",
+                "at_start"}
+
+
+def _homing_from_dict(src: str, where: str, d: Dict[str, Any]) -> HomingConfig:
+    if not isinstance(d, dict):
+        raise ConfigError(f"{where}: homing = {d!r}; expected a mapping", src)
+    unknown = set(d) - _HOMING_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: homing: unknown key(s) {sorted(unknown)}; known: {sorted(_HOMING_KEYS)}",
+                          src)
+    kw: Dict[str, Any] = {k: _num(src, where, f"homing.{k}", v) for k, v in d.items()
+                          if k not in ("switch", "at_start")}
+    return HomingConfig(switch=str(d.get("switch", "min")), **kw)
 
 
 def _board_kwargs(src: str, d: Dict[str, Any]) -> Dict[str, Any]:
@@ -208,5 +279,8 @@ def _load_xml(path: str) -> BoardConfig:
             e: Dict[str, Any] = {k: v for k, v in enc.attributes.items() if k not in ("a", "b")}
             e["pins"] = {k: v for k, v in enc.attributes.items() if k in ("a", "b")}
             d["encoder"] = e
+        hom = el.child("homing")
+        if hom is not None:
+            d["homing"] = dict(hom.attributes)
         axes.append(_axis_from_dict(f"{path}:{el.line}", d, i))
     return BoardConfig(axes, source=path, **_board_kwargs(path, dict(root.attributes)))

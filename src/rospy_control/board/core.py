@@ -22,7 +22,8 @@ import numpy as np
 
 from .backends import PulseBackend
 from .config import BoardConfig
-from .interpolation import Segment, hermite, hold, ramp_to_stop
+from .homing import HOMING, HOMING_ACTIVE, HomingRun, HomingRefused, start_homing, watch_switches
+from .interpolation import Segment, crossings, hermite, hold, ramp_to_stop
 
 # Code / State / GoalResult numbers of trajectory_downlink.proto (kept here so that the core does
 # not need the generated module; test_board_core checks they agree with it).
@@ -95,6 +96,7 @@ class BoardCore:
         self.pending: Optional[Goal] = None
         self.stopping: Optional[Tuple[int, int, int, str, float]] = None   # goal, result, code, text, t_end
         self.fault: Optional[Tuple[int, str, str]] = None                  # code, text, axis
+        self.homing: Optional[HomingRun] = None
         self.last_host = t0
         # ("goal_done", id, result, code, text, t) / ("fault", code, text, axis, t)
         self.events: List[tuple] = []
@@ -233,9 +235,7 @@ class BoardCore:
     def add_segment(self, goal_id: int, index: int, points: Sequence[TrajPoint], last: bool,
                     now: float) -> None:
         """A streamed piece of a goal (Nack on refusal; a refused piece changes nothing)."""
-        if self.fault is not None:
-            raise Nack(FAULTED, f"board {self.config.name!r} holds fault {self.fault[0]} ({self.fault[1]}); "
-                       "reset faults first")
+        self._refuse_goals()
         if goal_id == 0:
             raise Nack(BAD_REQUEST, f"board {self.config.name!r}: goal_id 0 is reserved")
         goal = self.goals.get(goal_id)
@@ -288,6 +288,21 @@ class BoardCore:
             self.pending = goal
             self.goals[goal_id] = goal
 
+    def _refuse_goals(self) -> None:
+        if self.fault is not None:
+            raise Nack(FAULTED, f"board {self.config.name!r} holds fault {self.fault[0]} ({self.fault[1]}); "
+                       "reset faults first")
+        if self.homing is not None:
+            raise Nack(HOMING_ACTIVE, f"board {self.config.name!r} is homing; goals wait until it ends")
+
+    def home(self, axes: Sequence[str], now: float) -> None:
+        """Begin homing ``axes`` (empty: every axis with a homing switch); Nack on refusal
+        (:mod:`.homing`)."""
+        try:
+            start_homing(self, axes, now)
+        except HomingRefused as refused:
+            raise Nack(refused.code, refused.reason) from None
+
     @staticmethod
     def _between(a: TrajPoint, b: TrajPoint) -> Segment:
         return hermite(a.t, b.t, a.p, a.v if a.v is not None else np.zeros_like(a.p),
@@ -307,9 +322,7 @@ class BoardCore:
     def start(self, goal_id: int, start_time: float, now: float) -> float:
         """Start (or splice in) a goal; returns the board time it takes over.  Nack on refusal."""
         name = self.config.name
-        if self.fault is not None:
-            raise Nack(FAULTED, f"board {name!r} holds fault {self.fault[0]} ({self.fault[1]}); "
-                                "reset faults first")
+        self._refuse_goals()
         goal = self.pending
         if goal is None or goal.goal_id != goal_id:
             raise Nack(UNKNOWN_GOAL, f"board {name!r}: goal {goal_id} has no segment waiting to start")
@@ -399,6 +412,8 @@ class BoardCore:
 
     def cancel(self, goal_id: int, now: float) -> float:
         """Decelerate to a stop within the axis limits; returns the board time the stop is reached."""
+        if self.homing is not None:
+            return self.homing.abort(self, f"canceled at board time {now:.6f} s", now)
         current = self.active.goal_id if self.active is not None else None
         if goal_id and goal_id != current:
             if self.pending is not None and self.pending.goal_id == goal_id:
@@ -441,6 +456,8 @@ class BoardCore:
         full = f"board {self.config.name!r}: {text}"
         self.fault = (code, full, axis)
         self.events.append(("fault", code, full, axis, now))
+        if self.homing is not None:
+            self.homing.abort(self, f"ended by the fault: {text}", now)
         if self.active is not None or self.pending is not None:
             self._ramp(ABORTED, code, full, now, t_from)
 
@@ -457,6 +474,8 @@ class BoardCore:
 
     def host_disconnected(self, now: float) -> None:
         """The host's connection closed: a running goal ramps to a stop (fault); a waiting one is dropped."""
+        if self.homing is not None:
+            self.homing.abort(self, "ended: connection to the host lost", now)
         if self.active is not None:
             self.raise_fault(CONNECTION_LOST, "connection to the host lost during a goal; ramped to a stop",
                              now)
@@ -478,6 +497,10 @@ class BoardCore:
 
     def check(self, now: float) -> None:
         """Host silence, encoder following error, goal completion (call with the board's now)."""
+        if self.homing is not None:
+            self.homing.step(self, now)
+        elif self.active is not None and self.fault is None:
+            watch_switches(self, now)
         if self.active is not None and now - self.last_host > self.config.heartbeat_timeout:
             self.raise_fault(HOST_TIMEOUT, f"host silent for {now - self.last_host:.3f} s (heartbeat_timeout "
                              f"{self.config.heartbeat_timeout:.3f} s); ramped to a stop", now)
@@ -527,7 +550,7 @@ class BoardCore:
             d = np.diff(c)
             nz = np.nonzero(d)[0]
             if nz.size:
-                ptimes, pdirs = self._crossings(s, c, d, nz, tt)
+                ptimes, pdirs = crossings(s, c, d, nz, tt)
                 self.backend.emit(i, ptimes, pdirs)
                 self.count[i] = c[-1]
             self.s_prev[i] = s[-1]
@@ -537,30 +560,6 @@ class BoardCore:
         while len(self.plan) > 1 and self.plan[0].t1 <= t_to - 1.0:
             self.history.append(self.plan.pop(0))
 
-    @staticmethod
-    def _crossings(s: np.ndarray, c: np.ndarray, d: np.ndarray, nz: np.ndarray, tt: np.ndarray):
-        single = nz[np.abs(d[nz]) == 1]
-        times_list = []
-        dirs_list = []
-        if single.size:
-            up = d[single] > 0
-            level = np.where(up, c[single] + 0.5, c[single] - 0.5)
-            s0, s1 = s[single], s[single + 1]
-            frac = np.clip((level - s0) / np.where(s1 != s0, s1 - s0, 1.0), 0.0, 1.0)
-            times_list.append(tt[single] + frac * (tt[single + 1] - tt[single]))
-            dirs_list.append(np.where(up, 1, -1).astype(np.int8))
-        for j in nz[np.abs(d[nz]) > 1]:          # more than one step in a sample (not within limits)
-            k = int(d[j])
-            sign = 1 if k > 0 else -1
-            levels = c[j] + sign * (0.5 + np.arange(abs(k)))
-            frac = np.clip((levels - s[j]) / (s[j + 1] - s[j]), 0.0, 1.0)
-            times_list.append(tt[j] + frac * (tt[j + 1] - tt[j]))
-            dirs_list.append(np.full(abs(k), sign, dtype=np.int8))
-        times = np.concatenate(times_list)
-        dirs = np.concatenate(dirs_list)
-        order = np.argsort(times, kind="stable")
-        return times[order], dirs[order]
-
     # ---- feedback --------------------------------------------------------------------------------
 
     def state_code(self, now: float) -> int:
@@ -568,6 +567,8 @@ class BoardCore:
             return STOPPING
         if self.fault is not None:
             return FAULT
+        if self.homing is not None:
+            return HOMING
         if self.active is not None:
             assert self.active.origin is not None
             return WAITING if now < self.active.origin else EXECUTING

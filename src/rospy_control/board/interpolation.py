@@ -113,3 +113,29 @@ def ramp_to_stop(t0: float, p0, v0, max_acceleration) -> List[Segment]:
     coef[:, 2] = -v0 / (2 * T)
     ramp = Segment(t0, t0 + T, coef, "ramp")
     return [ramp, hold(t0 + T, ramp.eval(t0 + T))]
+
+
+def crossings(s: np.ndarray, c: np.ndarray, d: np.ndarray, nz: np.ndarray, tt: np.ndarray):
+    """The pulse times and directions where the rounded step count ``c`` of the sampled steps ``s``
+    (at times ``tt``) changes: ``d`` its differences, ``nz`` where they are nonzero."""
+    single = nz[np.abs(d[nz]) == 1]
+    times_list = []
+    dirs_list = []
+    if single.size:
+        up = d[single] > 0
+        level = np.where(up, c[single] + 0.5, c[single] - 0.5)
+        s0, s1 = s[single], s[single + 1]
+        frac = np.clip((level - s0) / np.where(s1 != s0, s1 - s0, 1.0), 0.0, 1.0)
+        times_list.append(tt[single] + frac * (tt[single + 1] - tt[single]))
+        dirs_list.append(np.where(up, 1, -1).astype(np.int8))
+    for j in nz[np.abs(d[nz]) > 1]:          # more than one step in a sample (not within limits)
+        k = int(d[j])
+        sign = 1 if k > 0 else -1
+        levels = c[j] + sign * (0.5 + np.arange(abs(k)))
+        frac = np.clip((levels - s[j]) / (s[j + 1] - s[j]), 0.0, 1.0)
+        times_list.append(tt[j] + frac * (tt[j + 1] - tt[j]))
+        dirs_list.append(np.full(abs(k), sign, dtype=np.int8))
+    times = np.concatenate(times_list)
+    dirs = np.concatenate(dirs_list)
+    order = np.argsort(times, kind="stable")
+    return times[order], dirs[order]

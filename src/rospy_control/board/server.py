@@ -21,6 +21,7 @@ from .backends import PulseBackend, SimBackend
 from .config import BoardConfig
 from rospy_control.hardware_config.board import protocol_name
 from .core import (BAD_REQUEST, BoardCore, Nack, OK, PROTOCOL_ERROR, START_MISMATCH, TrajPoint)
+from .homing import FEATURE as HOME_FEATURE
 from rospy_control.realtime import start_thread
 
 log = logging.getLogger("rospy_control.board")
@@ -203,6 +204,15 @@ class BoardServer:
             env.goal_done.code = code
             env.goal_done.text = text
             env.goal_done.board_time_us = to_us(t)
+        elif ev[0] == "home_done":
+            _, ok, code, text, axes, positions, t = ev
+            done = env.home_done
+            done.ok = ok
+            done.code = code
+            done.text = text
+            done.axes.extend(axes)
+            done.positions.extend(positions)
+            done.board_time_us = to_us(t)
         else:
             _, code, text, axis, t = ev
             env.fault.code = code
@@ -268,12 +278,14 @@ class BoardServer:
             a.min_position = ax.min_position
             a.max_position = ax.max_position
             a.has_encoder = ax.encoder is not None
+            a.homeable = ax.homing is not None
         h.buffer_capacity = self.config.buffer_capacity
         h.board_time_us = to_us(self.clock.now())
         h.heartbeat_timeout = self.config.heartbeat_timeout
         h.feedback_rate = self.config.feedback_rate
         h.max_frame_bytes = self.config.max_frame_bytes
         h.start_tolerance = self.config.start_tolerance
+        h.features.append(HOME_FEATURE)
         return env
 
     def _serve_full(self, conn: socket.socket, peer: str) -> None:
@@ -363,6 +375,9 @@ class BoardServer:
                 if kind == "cancel":
                     t_end = self.core.cancel(env.cancel.goal_id, self.clock.now())
                     return self._ack(seq, time_us=to_us(t_end))
+                if kind == "home":
+                    self.core.home(list(env.home.axes), self.clock.now())
+                    return self._ack(seq, time_us=to_us(self.clock.now()))
                 if kind == "reset_faults":
                     self.core.reset_faults(self.clock.now())
                     return self._ack(seq)

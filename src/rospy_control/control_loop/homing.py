@@ -1,10 +1,11 @@
 """What the driver's ``~home`` services do, without ROS (unit-testable).
 
 :class:`Homing` homes units through the RobotHW (``homeable_units``, ``home``: a CiA 402 drive with
-``<homing>`` in the hardware XML), refusing while a trajectory goal runs on any controller (a homing
-moves the joint and moves its zero: a trajectory planned before it would be meaningless after), then
-waits until the control loop has taken the homed joints back (two more cycles), so a goal sent right
-after a successful answer starts from the new zero.  Never at start-up unless the configuration asks
+``<homing>`` in the hardware XML, or a trajectory board's axis with ``<homing>``), refusing while a
+trajectory goal runs on any controller (a homing moves the joint and moves its zero: a trajectory
+planned before it would be meaningless after), then waits until the control loop has taken the homed
+joints back (two more cycles), so a goal sent right after a successful answer starts from the new
+zero.  Never at start-up unless the configuration asks
 for it (:meth:`Homing.home_at_start`).
 
 The answer is ``(success, message)`` as ``std_srvs/Trigger`` wants it: success when every unit asked
@@ -59,7 +60,8 @@ class Homing:
         """Home ``units`` (None: every unit that can); ``(success, message)``."""
         can = self.units()
         if not can:
-            return False, ("no unit can home: give a CiA 402 drive a <homing method=...> in the hardware XML "
+            return False, ("no unit can home: give a CiA 402 drive a <homing method=...>, or a trajectory "
+                           "board's <axis> a <homing switch=...>, in the hardware XML "
                            "(docs/commissioning.md)")
         wanted = list(units) if units else can
         unknown = [u for u in wanted if u not in can]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from ..board.core import TrajPoint
 from ..hardware_interface.joint_trajectory_interface import (
@@ -279,6 +279,34 @@ class BoardDevice(TrajectoryDevice):
                 return True, f"board {self.label}: cleared {fault}"
             time.sleep(0.02)
         return False, f"board {self.label}: still in fault after reset: {self.fault_text()}"
+
+    def home(self, axes: Sequence[str], timeout: float) -> Dict[str, Tuple[bool, str]]:
+        """Home the board's ``axes`` (one Home request; the board homes them one after the other) and
+        wait until a feedback sample from after the homing arrived, so the joints read the new
+        positions.  :returns: ``{axis: (ok, message)}``."""
+        try:
+            done = self.client.home(axes, timeout)
+        except wire.DownlinkError as err:
+            return {a: (False, f"board {self.label}: not homed: {err}") for a in axes}
+        t_done = done.board_time_us * 1e-6
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:
+            fb = self.last_feedback
+            if fb is not None and fb.board_time >= t_done:
+                break
+            time.sleep(0.01)
+        names = [a.name for a in self.desc.axes]
+        out: Dict[str, Tuple[bool, str]] = {}
+        for a in axes:
+            if a in done.axes:
+                k = names.index(a)
+                where = f"; now at {done.positions[k]:.4f} rad" if k < len(done.positions) else ""
+                out[a] = (True, f"homed{where}")
+            elif done.ok:
+                out[a] = (False, f"board {self.label}: not homed (the board did not report it)")
+            else:
+                out[a] = (False, f"{wire.code_name(done.code)}: {done.text}")
+        return out
 
     def status(self) -> Dict[str, Any]:
         c = self.client

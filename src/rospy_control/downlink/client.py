@@ -25,6 +25,7 @@ from ..board.backends import PulseBackend
 from ..board.config import AxisConfig, BoardConfig
 from ..board.core import BoardCore, Goal, Nack, TrajPoint
 from ..board import wire
+from ..board.homing import FEATURE as HOME_FEATURE
 from .clock_sync import ClockSync
 from .goals import BoardError, BoardUnavailable, Feedback, GoalHandle, TrajectoryInvalid
 from rospy_control.realtime import start_thread, thread_name
@@ -92,6 +93,7 @@ class BoardClient:
         self.feedback_callbacks: List[Callable[[Feedback], None]] = []     # called in the reader thread
         self._validator: Optional[BoardCore] = None
         self.last_error = ""
+        self._home_waiter: Any = None          # [Event, HomeDone or None] while a Home is answered
 
     # ---- connection ------------------------------------------------------------------------------
 
@@ -198,7 +200,7 @@ class BoardClient:
                 self.last_error = f"board {self.board_name}: {why}"
                 self.faults.append(("CONNECTION_LOST", self.last_error, ""))
             self._connected.clear()
-            waiters = list(self._waiters.values())
+            waiters = list(self._waiters.values()) + ([self._home_waiter] if self._home_waiter else [])
             self._waiters.clear()
             handles = [h for h in self._handles.values() if not h.done]
         if sock is not None:
@@ -266,6 +268,12 @@ class BoardClient:
         elif kind == "fault":
             f = env.fault
             self._record_fault(wire.code_name(f.code), f.text, f.axis)
+        elif kind == "home_done":
+            with self._lock:
+                w = self._home_waiter
+            if w is not None:
+                w[1] = env.home_done
+                w[0].set()
 
     def _record_fault(self, code: str, text: str, axis: str) -> None:
         self.faults.append((code, text, axis))
@@ -528,6 +536,42 @@ class BoardClient:
         env = wire.pb().Envelope()
         env.reset_faults.SetInParent()
         self._request(env)
+
+    @property
+    def can_home(self) -> bool:
+        """The connected board announces the protocol feature "home" (a board program that predates
+        homing discards a Home frame, so none is sent to it)."""
+        return self.hello is not None and HOME_FEATURE in list(self.hello.features)
+
+    def home(self, axes: Sequence[str] = (), timeout: float = 60.0):
+        """Home ``axes`` (empty: every axis with a homing switch) and wait for the board's HomeDone
+        (``ok``, ``code``, ``text``, ``axes`` homed, every axis's ``positions`` after).
+
+        :raises BoardError: the board refuses (a goal runs, a fault, an axis without a switch), or it
+            does not announce homing.
+        :raises BoardUnavailable: not connected, the connection lost, no HomeDone within ``timeout``.
+        """
+        if not self.connected:
+            raise BoardUnavailable(f"board {self.board_name}: not connected")
+        if not self.can_home:
+            raise BoardError(f"board {self.board_name} (firmware {self.hello.firmware!r}) does not announce "
+                             f"the protocol feature {HOME_FEATURE!r}: its board program predates homing; "
+                             "update it")
+        env = wire.pb().Envelope()
+        env.home.axes.extend(axes)
+        waiter: Any = [threading.Event(), None]
+        with self._lock:
+            self._home_waiter = waiter
+        try:
+            self._request(env)
+            if not waiter[0].wait(timeout):
+                raise BoardUnavailable(f"board {self.board_name}: homing not done within {timeout:g} s")
+        finally:
+            with self._lock:
+                self._home_waiter = None
+        if waiter[1] is None:
+            raise BoardUnavailable(f"board {self.board_name}: connection lost during the homing")
+        return waiter[1]
 
     # ---- state -----------------------------------------------------------------------------------
 

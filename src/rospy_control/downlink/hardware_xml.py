@@ -8,7 +8,7 @@ the axes.
 """
 from __future__ import annotations
 
-from ..board.config import AxisConfig, BoardConfig
+from ..board.config import AxisConfig, BoardConfig, HomingConfig
 from ..hardware_config.board import PROTOCOLS, BoardAxis, BoardDescription, parse_board_xml
 
 __all__ = ["BoardAxis", "BoardDescription", "parse_board_xml", "board_config", "PROTOCOLS"]
@@ -17,7 +17,11 @@ __all__ = ["BoardAxis", "BoardDescription", "parse_board_xml", "board_config", "
 def board_config(desc: BoardDescription) -> BoardConfig:
     """The board program's configuration for this description (same axes, limits, timeouts)."""
     axes = [AxisConfig(a.name, a.steps_per_rad, "rad", a.max_velocity, a.max_acceleration, a.max_step_rate,
-                       a.min_position, a.max_position, a.direction) for a in desc.axes]
+                       a.min_position, a.max_position, a.direction,
+                       homing=None if a.homing is None else HomingConfig(
+                           a.homing.switch, a.homing.search_speed, a.homing.backoff_speed, a.homing.position,
+                           a.homing.max_travel, a.homing.max_backoff))
+            for a in desc.axes]
     return BoardConfig(axes, name=desc.name, buffer_capacity=desc.buffer_capacity,
                        heartbeat_timeout=desc.heartbeat_timeout, feedback_rate=desc.feedback_rate,
                        start_tolerance=desc.start_tolerance,

@@ -14,6 +14,9 @@ feedback; with ``protocol="original"``, which reports nothing, from the plan) an
 ``hardware_interface::JointTrajectoryInterface`` (the ``pass_through_controllers/JointTrajectoryController``
 sends whole trajectories through it to a :class:`BoardDevice` or :class:`SeedBoardDevice`).
 
+Homing: the axes with a ``<homing>`` (full protocol) are the units of :meth:`BoardRobotHW.home` (the
+driver's ``~home``): the board homes them against their limit switches (docs/trajectory_downlink.md).
+
 Faults: a joint is in fault while its board is not connected (the RobotHW reconnects by itself
 every ``reconnect_period``) or holds a latched fault (the board's code and text).  A fault the
 board latched is cleared by :meth:`BoardRobotHW.reset_faults` (the driver's ``~reset_faults``).
@@ -24,15 +27,16 @@ the latest snapshot (one reference replaced as a whole).
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from ..exceptions import ConfigError
 from ..hardware_interface import JointData, JointStateHandle, JointStateInterface, RobotHW
+from ..hardware_interface.robot_hw import HOMING
 from ..hardware_interface.joint_trajectory_interface import JointTrajectoryInterface
 from ..log import get_logger
 from .board_device import BoardDevice
 from ..hardware_config.board import protocol_name
-from .hardware_xml import BoardDescription, parse_board_xml
+from .hardware_xml import BoardDescription, board_config, parse_board_xml
 from .seed_device import SeedBoardDevice
 
 logger = get_logger(__name__)
@@ -50,6 +54,8 @@ class BoardRobotHW(RobotHW):
         self._data: Dict[str, JointData] = {}
         self._js = JointStateInterface()
         self._traj = JointTrajectoryInterface()
+        self._homing: List[str] = []        # the axes homing now
+        self._restart = False               # the controllers restart from the positions after a homing
 
     def init(self, root_nh: Any, robot_hw_nh: Any) -> bool:
         key = "hardware_config"
@@ -118,12 +124,15 @@ class BoardRobotHW(RobotHW):
 
     def read(self, time: float, period: float) -> None:
         snap = self.device.snapshot()
+        homing = self._homing
+        fault = snap.fault or (f"{HOMING}board {self.device.label} homes {', '.join(homing)} (~home); "
+                               "commands resume when it ends" if homing else None)
         for i, name in enumerate(self.device.joint_names):
             data = self._data[name]
             data.position = snap.positions[i]
             data.velocity = snap.velocities[i]
             data.effort = 0.0
-            data.fault = snap.fault
+            data.fault = fault
 
     def write(self, time: float, period: float) -> None:
         pass      # trajectories go to the board through the JointTrajectoryInterface
@@ -150,6 +159,53 @@ class BoardRobotHW(RobotHW):
         ok, message = self.device.reset_faults(3.0 if timeout is None else timeout)
         (logger.info if ok else logger.warning)("BoardRobotHW: %s", message)
         return {} if ok else {self.device.name: message}
+
+    # ---- homing against the board's limit switches (the axes with <homing>, full protocol) -----------
+    def homeable_units(self) -> List[str]:
+        """The board's axes with a ``<homing>`` (none on the original protocol, which has no Home)."""
+        if self.desc is None or self.desc.protocol != "full":
+            return []
+        return [a.name for a in self.desc.axes if a.homing is not None]
+
+    def homing_at_start(self) -> List[str]:
+        can = self.homeable_units()
+        axes = self.desc.axes if self.desc is not None else ()
+        return [a.name for a in axes if a.name in can and a.homing is not None and a.homing.at_start]
+
+    def homing_units(self) -> List[str]:
+        return list(self._homing)
+
+    def home(self, units: Sequence[str], timeout: Optional[float] = None) -> Dict[str, Tuple[bool, str]]:
+        """Home the board's axes ``units`` (one request: the board homes them one after the other) and
+        wait for the outcome; meanwhile every joint of the board is in fault (``homing: ...``: the board
+        takes no goal while it homes), and afterwards the controllers restart from the new positions.
+
+        :param timeout: s; None: the longest the axes' searches and back-offs may take, plus 5 s.
+        """
+        can = self.homeable_units()
+        unknown = [u for u in units if u not in can]
+        if unknown or not units:
+            why = (f"the units that can are {', '.join(can)}" if can else
+                   "no <axis> of the board has a <homing> (or the board speaks the original protocol)")
+            return {u: (False, f"cannot home '{u}': {why}") for u in units}
+        assert self.desc is not None
+        if timeout is None:
+            timeout = 5.0 + sum(a.homing.longest for a in board_config(self.desc).axes
+                                if a.name in units and a.homing is not None)
+        self._homing = list(units)
+        try:
+            results = self.device.home(list(units), timeout)
+        finally:
+            self._homing = []
+            self._restart = True
+        for unit, (ok, message) in results.items():
+            (logger.info if ok else logger.error)("BoardRobotHW: axis '%s': %s", unit, message)
+        return results
+
+    def consume_reset_request(self) -> bool:
+        """True once after a homing: the controllers restart from the positions counted from the new zero."""
+        restart, self._restart = self._restart, False
+        return restart
 
     def status(self) -> dict:
         report = self.device.status()

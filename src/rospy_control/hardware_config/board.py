@@ -8,7 +8,10 @@
              reconnect_period="1.0" buffer_capacity="256" feedback_rate="100" start_tolerance="0.01">
         <axis name="joint_1" joint="joint_1" motor_steps_per_rev="200" microsteps="2" reduction="36"
               direction="1" max_velocity="3.14" max_acceleration="10" max_step_rate="8000"
-              min_position="-3.1" max_position="3.1"/>
+              min_position="-3.1" max_position="3.1">
+          <homing switch="min" search_speed="0.3" backoff_speed="0.03" position="-3.0" max_travel="6.3"
+                  max_backoff="0.2" at_start="false"/>
+        </axis>
         ...
       </board>
     </robot_hardware>
@@ -18,7 +21,9 @@ either ``steps_per_rad`` (given directly, at the joint) or ``motor_steps_per_rev
 / 2 pi x ``reduction`` (the original board's 1.8 deg motor, 2 microsteps, 36:1 -> 2291.8 pulses/rad); the
 ``reduction`` is the transmission between motor and joint (a simple reduction, as ros_control's
 ``SimpleTransmission``), ``direction`` (1 or -1) which way the motor turns for a positive joint
-motion.  Every error names file:line, element, attribute and value.
+motion.  An optional ``<homing>`` child configures the axis's homing against a limit switch
+(:class:`BoardHoming`; the board runs it on the protocol's Home request).  Every error names
+file:line, element, attribute and value.
 
 The downlink client takes the :class:`BoardDescription`; ``rospy_control.downlink.hardware_xml.board_config``
 turns it into the configuration the board program runs (``trajectory_board --hardware-config FILE``), so
@@ -31,10 +36,10 @@ from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from rospy_control.exceptions import ConfigError
 
-from .document import AttributeReader, ElementInfo, to_float, to_int, to_str
+from .document import AttributeReader, ElementInfo, to_bool, to_float, to_int, to_str
 from .reader import read_xml
 
-__all__ = ["BoardAxis", "BoardDescription", "parse_board_xml", "PROTOCOLS", "protocol_name"]
+__all__ = ["BoardAxis", "BoardHoming", "BoardDescription", "parse_board_xml", "PROTOCOLS", "protocol_name"]
 
 #: the board protocols: ``full`` (streamed, closed loop) and ``original`` (the original board program's:
 #: one trajectory per connection, open loop)
@@ -54,6 +59,18 @@ def protocol_name(text: str) -> str:
     return name
 
 
+class BoardHoming(NamedTuple):
+    """An axis's ``<homing>``: the board homes it against one of its limit switches."""
+    switch: str               #: "min" or "max": which limit switch (the search goes toward it)
+    search_speed: float       #: rad/s toward the switch
+    backoff_speed: float      #: rad/s away from it until it opens (slow: where it opens is the reference)
+    position: float           #: rad: the axis's position where the switch opened
+    max_travel: float         #: rad: the longest search; the switch not closed by then fails the homing
+    max_backoff: float        #: rad: the longest back-off
+    at_start: bool            #: home when the driver starts (default: on demand only)
+    element: ElementInfo
+
+
 class BoardAxis(NamedTuple):
     name: str                 #: the board's axis name
     joint: str                #: the joint it drives
@@ -66,6 +83,7 @@ class BoardAxis(NamedTuple):
     min_position: float
     max_position: float
     element: ElementInfo
+    homing: Optional[BoardHoming] = None
 
 
 class BoardDescription(NamedTuple):
@@ -225,5 +243,28 @@ def _axis(el: ElementInfo) -> BoardAxis:
     if hi < lo:
         raise el.error(f"attribute 'max_position'='{el.attributes.get('max_position')}': expected at least "
                        f"min_position ({lo:g})")
+    homing = None
+    for child in el.children:
+        if child.tag != "homing" or homing is not None:
+            raise child.error(f"unexpected element inside {el.describe()}; expected at most one <homing>")
+        homing = _homing(child, min(max_velocity, max_step_rate / steps), lo, hi)
     return BoardAxis(name, joint, steps, abs(reduction), direction, max_velocity, max_acceleration,
-                     max_step_rate, lo, hi, el)
+                     max_step_rate, lo, hi, el, homing)
+
+
+def _homing(el: ElementInfo, vmax: float, lo: float, hi: float) -> BoardHoming:
+    r = AttributeReader(el)
+    speed = f"a number > 0 and at most the axis's velocity limit {vmax:.4g} rad/s"
+    switch = r.get("switch", to_str, None, lambda v: v in ("min", "max"), "min or max")
+    if switch is None:
+        raise el.error("required attribute 'switch' is missing: expected min or max (the limit switch the "
+                       "axis homes against)")
+    search = r.get("search_speed", to_float, 0.2, lambda v: 0 < v <= vmax, speed)
+    backoff = r.get("backoff_speed", to_float, 0.02, lambda v: 0 < v <= vmax, speed)
+    within = f"a position within [{lo:g}, {hi:g}] (goals start from it)" if hi > lo else None
+    position = r.get("position", to_float, 0.0, (lambda v: lo <= v <= hi) if hi > lo else None, within)
+    travel = r.get("max_travel", to_float, 6.3, _positive, "a number > 0 (rad)")
+    max_backoff = r.get("max_backoff", to_float, 0.2, _positive, "a number > 0 (rad)")
+    at_start = r.get("at_start", to_bool, False)
+    r.finish()
+    return BoardHoming(switch, search, backoff, position, travel, max_backoff, at_start, el)

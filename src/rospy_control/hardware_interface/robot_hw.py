@@ -32,7 +32,10 @@ from rospy_control.log import get_logger
 
 logger = get_logger(__name__)
 
-__all__ = ["InterfaceResources", "ControllerInfo", "SwitchState", "InterfaceManager", "RobotHW"]
+__all__ = ["InterfaceResources", "ControllerInfo", "SwitchState", "InterfaceManager", "RobotHW", "HOMING"]
+
+#: the beginning of a joint's ``fault`` while its unit homes (:meth:`RobotHW.home`)
+HOMING = "homing: "
 
 T = TypeVar("T", bound=HardwareInterface)
 

@@ -17,15 +17,13 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from rospy_control.devices.actuator import HomingState
 from rospy_control.exceptions import HardwareError
+from rospy_control.hardware_interface.robot_hw import HOMING
 from rospy_control.log import get_logger
 from rospy_control.robot_hw._records import Actuator, Group, Records
 
 __all__ = ["HomingTracker", "HOMING"]
 
 logger = get_logger(__name__)
-
-#: the beginning of a joint's ``fault`` while one of its units homes
-HOMING = "homing: "
 
 
 class HomingTracker:

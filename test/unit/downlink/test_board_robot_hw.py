@@ -38,7 +38,7 @@ class WallRig(ControllerManagerRig):
 
     def control(self, t: float, dt: float) -> None:
         self.robot_hw.read(t, dt)
-        self.cm.update(t, dt)
+        self.cm.update(t, dt, self.robot_hw.consume_reset_request())    # as the control loop does
         self.robot_hw.write(t, dt)
 
     def cycle(self, dt=None) -> float:
@@ -58,11 +58,11 @@ class WallRig(ControllerManagerRig):
         return False
 
 
-def make_rig(port: int, protocol: str = "full", start_controller: bool = True) -> WallRig:
+def make_rig(port: int, protocol: str = "full", start_controller: bool = True, xml: str = XML) -> WallRig:
     rig = WallRig()
     nh = rig.root_nh
     nh.set_param("driver/robot_hardware", ["board"])
-    nh.set_param("driver/board", {"type": "rospy_control/BoardRobotHW", "hardware_config": XML,
+    nh.set_param("driver/board", {"type": "rospy_control/BoardRobotHW", "hardware_config": xml,
                                   "address": f"127.0.0.1:{port}", "protocol": protocol})
     rig.robot_hw = rig.cm.robot_hw = load_robot_hw(nh, nh.child("driver"))
     rig.robot_hw.start()

@@ -144,3 +144,38 @@ def test_generated_code_is_not_newer_than_the_runtime():
     # protoc >= 26 writes a runtime_version check; the system protoc of our targets never does
     assert "runtime_version" not in src or runtime >= (5, 26)
     assert module.DESCRIPTOR.package == "rospy_control.downlink"
+
+
+def test_homing_frames_byte_exact():
+    """Home / HomeDone and the hello's homing fields, computed by hand from the encoding rules."""
+    pb = wire.pb()
+    env = pb.Envelope()
+    env.seq = 3
+    env.home.axes.append("j1")
+    # seq (08 03); home: field 14 message (tag 14 << 3 | 2 = 0x72, length 4) holding axes "j1" (0a 02 6a 31)
+    assert env.SerializeToString() == bytes.fromhex("0803" "7204" "0a026a31")
+    env = pb.Envelope()
+    env.seq = 4
+    env.home.SetInParent()          # every axis with a homing switch: an empty Home
+    assert env.SerializeToString() == bytes.fromhex("0804" "7200")
+    env = pb.Envelope()
+    done = env.home_done
+    done.ok = True
+    done.code = pb.HOME_SWITCH_NOT_FOUND
+    done.text = "x"
+    done.axes.append("j1")
+    done.positions.append(0.5)
+    done.board_time_us = 300
+    # ok (08 01), code 29 (10 1d), text (1a 01 78), axes (22 02 6a 31), positions packed (2a 08 + 0.5),
+    # board_time_us 300 (30 ac 02); home_done is field 15 (0x7a)
+    inner = bytes.fromhex("0801" "101d" "1a0178" "22026a31" "2a08000000000000e03f" "30ac02")
+    assert env.SerializeToString() == bytes([0x7A, len(inner)]) + inner
+    assert wire.encode_frame(env.SerializeToString())[:4] == struct.pack("<i", 2 + len(inner))
+    hello = pb.Hello()
+    hello.features.append("home")
+    axis = hello.axes.add()
+    axis.homeable = True
+    # axes: field 4 (22 02) holding homeable, field 10 varint (50 01); features: field 11 (5a 04 "home")
+    assert hello.SerializeToString() == bytes.fromhex("2202" "5001" "5a04") + b"home"
+    assert (pb.Code.Value("HOMING_ACTIVE"), pb.Code.Value("HOMING_ABORTED"),
+            pb.State.Value("HOMING")) == (9, 30, 5)

@@ -5,8 +5,9 @@ mode 6: the method 0x6098, the home offset 0x607C, the speeds 0x6099 and the acc
 of the XML, written by SDO; then the drive runs it and reports attained or error).  Without UNITs,
 every unit that can home does, one after the other in the XML's order.  The other protocols have no
 homing in their makers' documents (MIT mode, CubeMars V3, DaMiao, RobStride, ODrive CAN Simple: a
-zero is set where the joint is, ``hw_check zero``); the stepper board of the trajectory downlink has
-no limit switch inputs.
+zero is set where the joint is, ``hw_check zero``).  The stepper board of the trajectory downlink
+homes an axis against its limit switch when the axis has a ``<homing>`` in the board's ``<axis>``, but
+hw_check has no path to a board: home it through the driver (``rosservice call /driver/home``).
 
 A homing moves the joint, so the command asks first (``--yes`` skips the question), and refuses to
 act while frames to the units' command ids from another host are seen on the bus.  It prints each
@@ -61,7 +62,9 @@ def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[]
             what = names + " cannot home" if names else "no unit can home"
             sys.stderr.write(f"hw_check home: {what}: only a CiA 402 drive with <homing method=...> in the "
                              "hardware XML does (docs/commissioning.md); those that can here: "
-                             f"{', '.join(u.name for u in can) or 'none'}\n")
+                             f"{', '.join(u.name for u in can) or 'none'}\n"
+                             "(a trajectory board's axes with <homing> home through the driver, "
+                             "rosservice call /driver/home: hw_check has no path to a board)\n")
             return 1
         return None
 
