@@ -4,15 +4,15 @@
 Against the real driver node with the simulated arm (``load_ros_control.test``,
 ``load_standalone.test``), each load while ``arm_controller`` executes a trajectory:
 
-* **preemptions**: 1000 FollowJointTrajectory goals at up to 50 Hz (each sent once the driver has
-  taken the one before), each a valid goal that continues the
-  same smooth path and preempts the previous one; every preempted goal must end PREEMPTED, the last
-  one SUCCEEDED, and ``/joint_states`` never leaves the URDF limits (both branches);
-* **list_controllers**: 10 000 calls from 2 client threads, each answer equal to the one taken
-  before the load (ros_control branch);
-* **switch_controller**: 1000 calls that stop and start ``gripper_controller`` (STRICT), each
-  answering ok, while ``arm_controller``'s long goal goes on undisturbed; ``gripper_controller``
-  running at the end (ros_control branch).
+* **preemptions**: ``~preemptions`` (1000) FollowJointTrajectory goals at up to 50 Hz (each sent once
+  the driver has taken the one before), each a valid goal that continues the same smooth path and
+  preempts the previous one; every preempted goal must end PREEMPTED, the last one SUCCEEDED, and
+  ``/joint_states`` never leaves the URDF limits (both branches);
+* **list_controllers**: ``~list_calls`` (10 000) calls from 2 client threads, each answer equal to
+  the one taken before the load (ros_control branch);
+* **switch_controller**: ``~switch_calls`` (1000) calls that stop and start ``gripper_controller``
+  (STRICT), each answering ok, while ``arm_controller``'s long goal goes on undisturbed;
+  ``gripper_controller`` running at the end (ros_control branch).
 
 Measured in the driver process (its pid from the node's XML-RPC ``getPid``): thread count
 (``/proc/<pid>/task``) and RSS (``VmRSS``) after a warm-up and after the loads, and the control

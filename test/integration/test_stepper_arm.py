@@ -263,6 +263,28 @@ class StepperArmTest(unittest.TestCase):
         self.assertNotEqual(state, GoalStatus.PREEMPTED, result)
         self.assertIn("not honoured", result.error_string)
 
+    def test_8_home_is_refused_during_a_goal_then_homes_against_the_limit_switch(self):
+        if self.protocol != "full":
+            self.skipTest("the board programs of the original protocols have no homing")
+        driver = rospy.get_param("~driver_name", "/driver")
+        rospy.wait_for_service(f"{driver}/home/joint_6", 10.0)
+        home_all = rospy.ServiceProxy(f"{driver}/home", Trigger)
+        home_6 = rospy.ServiceProxy(f"{driver}/home/joint_6", Trigger)
+        self.settle()
+        self.send([0.2, 0, 0, 0, 0, 0.2], duration=3.0)
+        self.assertTrue(u.wait_for(lambda: self.arm.get_state() == GoalStatus.ACTIVE, 10.0))
+        answer = home_all()
+        self.assertFalse(answer.success, answer.message)
+        self.assertIn("trajectory is running", answer.message)
+        state, result = self.result()
+        self.assertEqual(state, GoalStatus.SUCCEEDED, result)
+        answer = home_6()
+        self.assertTrue(answer.success, answer.message)
+        self.assertTrue(u.wait_for(lambda: abs(self.here()[5] + 2.9) < 0.02, 5.0), self.here())
+        self.send([0, 0, 0, 0, 0, 0.4], duration=1.0)       # away from the switch, from the new zero
+        state, result = self.result()
+        self.assertEqual(state, GoalStatus.SUCCEEDED, result)
+
 
 if __name__ == "__main__":
     rostest.rosrun("rospy_control", "test_stepper_arm", StepperArmTest)
