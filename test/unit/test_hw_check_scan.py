@@ -71,6 +71,7 @@ def _variant(tmp_path, name, unit, attrs):
     ("arm_hardware_cia402.xml", 'nmt="stopped" heartbeat_ms="100"', 4, ["NMT STOPPED"]),
     ("arm_hardware_cia402.xml", 'answer_id="9"', 4, ["(moved)", "CiA 402 id 9"]),
     ("arm_hardware_robstride.xml", 'silent="true"', 3, ["(missing)", "RobStride"]),
+    ("arm_hardware_robstride.xml", 'mode="mit"', 4, ["(protocol)", "'elbow_motor'", "MIT"]),
     ("arm_hardware_cubemars.xml", 'answer_id="9"', 4, ["(moved)", "CubeMars V3 id 9"]),
 ])
 def test_scan_names_each_mismatch(tmp_path, capsys, name, attrs, status, words):

@@ -8,6 +8,7 @@ from rospy_control.hardware_config.document import (
     AttributeReader, ElementInfo, non_negative, positive, to_bool, to_float, to_int, to_str,
 )
 from rospy_control.hardware_config.records import UnitConfig
+from rospy_control.simulator.mismatch import GENERIC
 
 __all__ = ["FAULTS", "SimulationSettings", "SimUnit"]
 
@@ -61,9 +62,9 @@ class SimUnit:
         self.seq = 0
         #: frames received for this unit (including ignored ones while silent)
         self.frames = 0
-        # answer_id / silent: the mismatch switches, read by the firmware (:mod:`.mismatch`)
+        # answer_id / silent / mode: the mismatch switches, read by the firmware (:mod:`.mismatch`)
         self._reader = AttributeReader(el if el is not None else ElementInfo("simulation", {}, "", None, ()),
-                                       ignore=("answer_id", "silent"))
+                                       ignore=GENERIC)
 
     def _finish(self) -> None:
         r = self._reader
