@@ -65,16 +65,21 @@ PYEOF
 [ -x "$ws/venv/bin/mypy" ] || want+=("mypy>=1.10,<1.17")
 if [ "${#want[@]}" -gt 0 ]; then
   echo "bootstrap: installing from PyPI into .ws/venv: ${want[*]}"
-  # a registry that does not answer once is tried again (three attempts), then the set-up stops here
-  for attempt in 1 2 3; do
-    if "$ws/venv/bin/python" -m pip install -q --disable-pip-version-check "${want[@]}" &&
+  # a registry that does not answer is tried again, five attempts over about two minutes (a network
+  # blip of a minute happens), then the set-up stops here with pip's own message
+  waits=(10 20 40 60)
+  for attempt in 1 2 3 4 5; do
+    if "$ws/venv/bin/python" -m pip install -q --disable-pip-version-check "${want[@]}" 2>"$ws/pip.err" &&
        [ -x "$ws/venv/bin/vermin" ] && [ -x "$ws/venv/bin/mypy" ] &&
        "$ws/venv/bin/python" -c "import canopen" 2>/dev/null; then
       break
     fi
-    if [ "$attempt" -eq 3 ]; then
-      echo "bootstrap: pip could not install ${want[*]} into .ws/venv (3 attempts)" >&2; exit 1
+    if [ "$attempt" -eq 5 ]; then
+      tail -n 5 "$ws/pip.err" >&2
+      echo "bootstrap: pip could not install ${want[*]} into .ws/venv (5 attempts)" >&2; exit 1
     fi
-    echo "bootstrap: pip failed (attempt $attempt of 3); trying again in 10 s" >&2; sleep 10
+    wait_s=${waits[$((attempt - 1))]}
+    echo "bootstrap: pip failed (attempt $attempt of 5: $(tail -n 1 "$ws/pip.err")); trying again in ${wait_s} s" >&2
+    sleep "$wait_s"
   done
 fi
