@@ -134,6 +134,21 @@ def client(controller: str, timeout: float = 60.0) -> actionlib.SimpleActionClie
     return c
 
 
+def wait_running(names: List[str], timeout: float = 60.0, cm: str = "/controller_manager") -> None:
+    """Until ``cm``'s ``list_controllers`` shows every controller of ``names`` running (the spawner
+    loads a controller -- its action server answers from then on, rejecting goals with "Controller is
+    not running" -- and starts it a moment later)."""
+    from controller_manager_msgs.srv import ListControllers
+    rospy.wait_for_service(cm + "/list_controllers", timeout)
+    listing = rospy.ServiceProxy(cm + "/list_controllers", ListControllers)
+
+    def running() -> bool:
+        states = {c.name: c.state for c in listing().controller}
+        return all(states.get(n) == "running" for n in names)
+    if not wait_for(running, timeout, 0.1):
+        raise AssertionError(f"controllers {names} not all running after {timeout} s")
+
+
 def excursion_goal(joints: List[str], start: List[float], delta: List[float], duration: float,
                    points: int = 20) -> FollowJointTrajectoryGoal:
     return moveit_shaped_goal(joints, start, delta, duration, points)

@@ -57,6 +57,8 @@ class CombinedRobotHWTest(unittest.TestCase):
         cls.diag = u.Diagnostics()
         cls.arm = u.client(ARM, 90.0)
         cls.camera = u.client(CAMERA, 90.0)
+        if rospy.get_param("~use_ros_control", True):
+            u.wait_running([ARM, CAMERA], 60.0)
         for name in ("reset_faults", "sim/set_fault", "sim/reset_command_stats", "sim/command_stats"):
             rospy.wait_for_service(f"{cls.driver}/{name}", 60.0)
         cls.reset_faults = rospy.ServiceProxy(f"{cls.driver}/reset_faults", Trigger)

@@ -78,6 +78,7 @@ class FaultTracker:
             check.request(g, reseed=self.settled, first=True)
         if faulted and not g.faulted:
             check.drop(g)
+            check.remember(g)
             g.faulted = True
             for a in g.actuators:
                 sp = a.data.command_position

@@ -60,6 +60,10 @@ class StartPositionCheck:
         self._wrapping: Dict[str, Tuple[Joint, float, int]] = {}
         #: groups whose reading a turn changed (they restart from the measured position)
         self._turned: set = set()
+        #: ``{joint: position}`` read when its group went to FAULT (:meth:`remember`)
+        self._last: Dict[str, float] = {}
+        #: the groups that passed a check (their readings were in limits, or continued)
+        self._passed: set = set()
 
     def request(self, g: Group, reseed: bool, first: bool) -> None:
         """Check ``g`` before it is commanded: it just became ready (``first``), or recovered from a
@@ -76,6 +80,16 @@ class StartPositionCheck:
         """True while ``g`` waits for a check or for a turn to be applied (it gets no commands)."""
         return g in self._pending
 
+    def remember(self, g: Group) -> None:
+        """``g`` went to FAULT: its joints' readings now are what a recovery's reading continues, unless
+        the device lost turns meanwhile (a power cycle).  Only a group that had passed its check: a
+        refused one's reading is what is in question."""
+        if g.name not in self._passed:
+            return
+        for j in g.joints:
+            if math.isfinite(j.data.position):
+                self._last[j.name] = j.data.position
+
     def drop(self, g: Group) -> None:
         """Forget a pending check of ``g`` (its motors went to FAULT meanwhile)."""
         self._pending.pop(g, None)
@@ -85,11 +99,16 @@ class StartPositionCheck:
         """Check the pending groups; returns ``(group, reseed, first)`` of those that may start now."""
         started: List[Tuple[Group, bool, bool]] = []
         for g, (reseed, first) in list(self._pending.items()):
-            verdict = self._check(g)
+            verdict = self._check(g, first)
             if verdict is None:
                 continue           # a turn is being applied: check again at the next read
             del self._pending[g]
+            if not verdict:
+                self._passed.discard(g.name)
             if verdict:
+                self._passed.add(g.name)
+                for j in g.joints:
+                    self._last.pop(j.name, None)
                 if any(a.name in self.refused for a in g.actuators):
                     self.refused = {k: v for k, v in self.refused.items()
                                     if k not in {a.name for a in g.actuators}}
@@ -97,7 +116,7 @@ class StartPositionCheck:
         return started
 
     # -- one group --------------------------------------------------------------------------------
-    def _check(self, g: Group) -> Optional[bool]:
+    def _check(self, g: Group, first: bool = True) -> Optional[bool]:
         wrapping = self._wrapping.get(g.name)
         if wrapping is not None:
             return self._check_wrapped(g, *wrapping)
@@ -108,12 +127,33 @@ class StartPositionCheck:
                 continue
             if lo - self.tolerance <= q <= hi + self.tolerance:
                 continue
-            return self._outside(g, j, q, lo, hi)
+            if not first and self._continues(g, j, q):
+                # a joint that sagged past a limit while its motor was in FAULT (onto its stop, limp),
+                # read by a device that kept its count: nothing to correct, it restarts holding there
+                logger.warning("joint '%s' reads %.4f rad after its recovery, outside its position limits "
+                               "[%.4f, %.4f]: the reading continues the one before the fault (%.4f), no turn "
+                               "lost; it restarts holding there", j.name, q, lo, hi, self._last[j.name])
+                continue
+            return self._outside(g, j, q, lo, hi, "at start-up" if first else "after its recovery")
         return True
 
-    def _outside(self, g: Group, j: Joint, q: float, lo: float, hi: float) -> Optional[bool]:
+    def _continues(self, g: Group, j: Joint, q: float) -> bool:
+        """The reading ``q`` after a recovery lies closer to the one before the fault than half the
+        ambiguity (a turn of the actuator at the joint): the device did not lose a turn."""
+        last = self._last.get(j.name)
+        if last is None:
+            return False
+        one = _one_actuator(g)
+        step = math.pi
+        if one is not None:
+            act, reduction = one
+            step = float(getattr(act.motor, "WRAP_PERIOD", 2.0 * math.pi)) / abs(reduction)
+        return abs(q - last) < 0.5 * step
+
+    def _outside(self, g: Group, j: Joint, q: float, lo: float, hi: float,
+                 when: str = "at start-up") -> Optional[bool]:
         tol = self.tolerance
-        what = (f"joint '{j.name}' reads {q:.4f} rad at start-up, outside its position limits "
+        what = (f"joint '{j.name}' reads {q:.4f} rad {when}, outside its position limits "
                 f"[{lo:.4f}, {hi:.4f}] by more than {tol:g} rad")
         one = _one_actuator(g)
         if one is None:

@@ -442,22 +442,21 @@ class MiddlewareRobotHW(RobotHW):
         :meth:`read` (commands re-seeded, limit handles reset, :meth:`consume_reset_request` True
         once, so the running controllers restart holding).
 
-        A joint refused at start-up (its reading outside its limits, :mod:`._start_check`) is checked
-        again by the control loop's next read once its motors recovered; this waits for that check
-        (up to 1 s) and reports the motors of a joint refused again with the reason.
+        A recovered joint is checked by the control loop's next read (:mod:`._start_check`: a joint
+        refused at start-up, or one whose reading moved by a turn while in FAULT); this waits for that
+        check (up to 1 s) and reports the motors of a joint refused with the reason.
 
         :returns: ``{unit: reason}`` of the units still in FAULT (empty: all recovered).
         """
         check = self._faults.start_check
-        refused_before = bool(check.refused)
         still = dict(self.middleware.reset_faults(timeout=timeout))
-        if refused_before:
-            reads = self._reads
-            deadline = _time.monotonic() + 1.0
-            while _time.monotonic() < deadline and (self._reads < reads + 2 or check.pending):
-                _time.sleep(0.005)
-            for motor, reason in check.refused.items():
-                still.setdefault(motor, reason)
+        # the recovered joints are checked at the next reads (a turn lost while in FAULT is refused)
+        reads = self._reads
+        deadline = _time.monotonic() + 1.0
+        while _time.monotonic() < deadline and (self._reads < reads + 2 or check.pending):
+            _time.sleep(0.005)
+        for motor, reason in check.refused.items():
+            still.setdefault(motor, reason)
         return still
 
     # -- homing (:mod:`._homing`) -----------------------------------------------------------------------

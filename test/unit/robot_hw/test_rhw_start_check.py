@@ -86,3 +86,34 @@ def test_wrap_auto_refuses_when_more_than_one_reading_lies_inside(make_hw):
     reason = hw.faulted_joints()["j1"]
     assert "+1 turn(s)" in reason and "+2 turn(s)" in reason and "cannot choose" in reason, reason
     assert abs(hw.middleware.motor("m1").zero_offset) < 1e-12
+
+
+def _recover(hw, name: str) -> dict:
+    answer: dict = {}
+    resetter = threading.Thread(target=lambda: answer.update(hw.reset_faults(timeout=2.0)))
+    resetter.start()
+    spin(hw, 4.0, until=lambda: not resetter.is_alive())
+    resetter.join()
+    return answer
+
+
+def test_a_joint_that_sagged_past_its_limit_while_faulted_restarts_one_that_lost_a_turn_does_not(make_hw):
+    hw = _arm(make_hw, 0.9)
+    assert spin(hw, 3.0, until=lambda: not hw.not_ready_joints())
+    sim = sim_of(hw.middleware).firmware_of("m1")
+    model = sim.by_name["m1"]
+    for moved_to, restarts in ((1.2, True), (0.5 + TURN, False)):
+        sim.set_fault("m1", "silent")
+        assert spin(hw, 3.0, until=lambda: "j1" in hw.faulted_joints())
+        # limp onto its stop past the limit / switched off and on a turn away (a power cycle)
+        model.enabled, model.p, model.v = False, moved_to, 0.0
+        sim.clear_fault("m1")
+        answer = _recover(hw, "m1")
+        if restarts:
+            assert answer == {}, answer
+            assert spin(hw, 2.0, until=lambda: "j1" not in hw.faulted_joints())
+            assert abs(hw.status()["joints"]["j1"]["position"] - 1.2) < 0.05   # holding there
+            model.p = 0.9
+            spin(hw, 0.5)
+        else:
+            assert "reads 6.78" in answer.get("m1", ""), answer
