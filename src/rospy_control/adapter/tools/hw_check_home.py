@@ -5,9 +5,9 @@ mode 6: the method 0x6098, the home offset 0x607C, the speeds 0x6099 and the acc
 of the XML, written by SDO; then the drive runs it and reports attained or error).  Without UNITs,
 every unit that can home does, one after the other in the XML's order.  The other protocols have no
 homing in their makers' documents (MIT mode, CubeMars V3, DaMiao, RobStride, ODrive CAN Simple: a
-zero is set where the joint is, ``hw_check zero``).  The stepper board of the trajectory downlink
-homes an axis against its limit switch when the axis has a ``<homing>`` in the board's ``<axis>``, but
-hw_check has no path to a board: home it through the driver (``rosservice call /driver/home``).
+zero is set where the joint is, ``hw_check zero``).  Given a trajectory board's hardware XML, it
+homes the board's axes that have a ``<homing>`` against their limit switches
+(:mod:`.hw_check_home_board`).
 
 A homing moves the joint, so the command asks first (``--yes`` skips the question), and refuses to
 act while frames to the units' command ids from another host are seen on the bus.  It prints each
@@ -23,6 +23,7 @@ import sys
 import time
 from typing import Callable, List, Optional, TextIO
 
+from rospy_control.adapter.tools.hw_check_home_board import home_board, is_board_xml
 from rospy_control.adapter.tools.hw_check_zero import _ask, _reading, run_started, sim_arguments, simulate_of
 from rospy_control.devices import ActuatorUnit, HomingState
 from rospy_control.exceptions import HardwareError
@@ -45,6 +46,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[], str]] = None) -> int:
     args = _parser().parse_args(argv)
     ask = answer or sys.stdin.readline
+    if is_board_xml(args.config):   # a trajectory board's axes, against their limit switches
+        return home_board(args.config, list(args.units), bool(args.sim), bool(args.yes), out,
+                          lambda question: _ask(question, out, ask))
     simulate = simulate_of(args)
     units: List[ActuatorUnit] = []
 
@@ -62,9 +66,7 @@ def main(argv: List[str], out: TextIO = sys.stdout, answer: Optional[Callable[[]
             what = names + " cannot home" if names else "no unit can home"
             sys.stderr.write(f"hw_check home: {what}: only a CiA 402 drive with <homing method=...> in the "
                              "hardware XML does (docs/commissioning.md); those that can here: "
-                             f"{', '.join(u.name for u in can) or 'none'}\n"
-                             "(a trajectory board's axes with <homing> home through the driver, "
-                             "rosservice call /driver/home: hw_check has no path to a board)\n")
+                             f"{', '.join(u.name for u in can) or 'none'}\n")
             return 1
         return None
 
