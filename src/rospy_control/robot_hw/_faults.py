@@ -105,6 +105,12 @@ class FaultTracker:
         for j in g.joints:
             j.data.fault = self.faulted_joints.get(j.name)
 
+    def follow(self) -> None:
+        """Every read while a group is in FAULT (:meth:`StartPositionCheck.follow`)."""
+        for g in self._groups:
+            if g.faulted:
+                self.start_check.follow(g)
+
     def run_checks(self) -> None:
         """After the read computed the joints' positions: the start-up check of the groups that became
         ready or recovered (:mod:`._start_check`); a group that passes starts now."""

@@ -64,6 +64,8 @@ class StartPositionCheck:
         self._last: Dict[str, float] = {}
         #: the groups that passed a check (their readings were in limits, or continued)
         self._passed: set = set()
+        #: the last reply stamp :meth:`follow` saw per motor
+        self._stamps: Dict[str, float] = {}
 
     def request(self, g: Group, reseed: bool, first: bool) -> None:
         """Check ``g`` before it is commanded: it just became ready (``first``), or recovered from a
@@ -89,6 +91,27 @@ class StartPositionCheck:
         for j in g.joints:
             if math.isfinite(j.data.position):
                 self._last[j.name] = j.data.position
+
+    def follow(self, g: Group) -> None:
+        """``g`` is in FAULT: where its motors still report (a device error, not silence) its readings
+        continue, so the latest one is what a recovery's reading continues (a joint sagging limp
+        across its travel while its motor reports over-temperature).  A reading is taken only when
+        every motor of the group sent a new reply since the last one."""
+        if g.name not in self._passed or g.name not in self._live_from(g):
+            return
+        for j in g.joints:
+            if math.isfinite(j.data.position):
+                self._last[j.name] = j.data.position
+
+    def _live_from(self, g: Group) -> Tuple[str, ...]:
+        live = True
+        for a in g.actuators:
+            s = a.state
+            stamp = s.stamp if s is not None and s.received else 0.0
+            if not stamp or stamp == self._stamps.get(a.name):
+                live = False
+            self._stamps[a.name] = stamp
+        return (g.name,) if live else ()
 
     def drop(self, g: Group) -> None:
         """Forget a pending check of ``g`` (its motors went to FAULT meanwhile)."""

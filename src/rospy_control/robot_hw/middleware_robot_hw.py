@@ -392,6 +392,8 @@ class MiddlewareRobotHW(RobotHW):
         faults = self._faults
         if self._homing.pending:
             self._homing.poll()      # homings asked for (~home), and the ones that ended
+        if faults.faulted_joints:
+            faults.follow()          # where faulted motors still report, a recovery continues their reading
         if faults.start_check.pending:
             faults.run_checks()      # joints that became ready or recovered: their reading in limits?
         faults.settled = True
